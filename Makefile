@@ -1,0 +1,49 @@
+# Manual Slop — the two commands a newcomer needs: `make run` and `make test`.
+# Both are idempotent: they create .venv if missing and (re)install the project
+# only when pyproject.toml changed.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# pip warns once per index folder it cannot find; that noise hides real errors.
+PIP_QUIET := grep -v -E "is ignored: it is neither a file nor a directory" || true
+
+.PHONY: help run test lint setup system-deps clean
+
+help:
+	@echo "make run    start Manual Slop (the desktop window, or headless without a display)"
+	@echo "make test   install what the tests need and run lint + the whole test suite"
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required, found " + sys.version.split()[0])'
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "installing Manual Slop and its dependencies into $(VENV) ..."
+	@$(PY) -m pip install --disable-pip-version-check --quiet -e '.[dev]' 2>&1 | $(PIP_QUIET)
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+# Debian packages the tests need (a virtual X server for the GUI tests).
+system-deps:
+	@if ! command -v Xvfb >/dev/null 2>&1; then \
+		echo "installing xvfb (virtual display for GUI tests) ..."; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq xvfb >/dev/null; \
+	fi
+
+run: setup
+	@$(PY) sloppy.py $(ARGS)
+
+lint: setup
+	@$(PY) -m ruff check src tests sloppy.py
+
+test: setup system-deps lint
+	@$(PY) -m pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache tests/artifacts

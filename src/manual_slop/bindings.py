@@ -1,0 +1,402 @@
+"""The controller's task catalog and its automation surface (fields, actions, list boxes).
+
+:func:`register_task_handlers` maps every task-dict ``action`` the main thread
+understands to its handler; :func:`register_core_bindings` declares the fields,
+buttons and list boxes that the GUI, the Hook API and simulations share. Every
+handler here runs on the main thread, inside ``process_pending`` or a frame.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from manual_slop.automation import ActionCall, InvalidValue
+from manual_slop.config import PROVIDER_NAMES
+from manual_slop.schema import Field
+
+if TYPE_CHECKING:
+    from manual_slop.controller import AppController
+
+__all__ = ["register_core_bindings", "register_task_handlers"]
+
+URL_PATTERN = r"|https?://[^\s]+"
+FEATURE_CONTEXT = "lands with context aggregation and discussions"
+FEATURE_AI = "lands with the multi-provider AI client"
+FEATURE_MMA = "lands with MMA orchestration"
+
+
+# ======================================================================================
+# task catalog
+# ======================================================================================
+def register_task_handlers(ctrl: AppController) -> None:
+    state = ctrl.state
+
+    def set_value(task: dict[str, Any]) -> None:
+        ctrl.fields.set(_required(task, "item"), task.get("value"))
+
+    def click(task: dict[str, Any]) -> None:
+        ctrl.actions.invoke(_required(task, "item"), task.get("user_data"), str(task.get("source", "gui")))
+
+    def select_list_item(task: dict[str, Any]) -> None:
+        ctrl.listboxes.select(_required(task, "listbox"), _required(task, "item"))
+
+    def select_tab(task: dict[str, Any]) -> None:
+        ctrl.tab_bars.select(_required(task, "tab_bar"), _required(task, "tab"))
+
+    def custom_callback(task: dict[str, Any]) -> None:
+        result = task["callback"](*task.get("args", ()))
+        future = task.get("future")
+        if isinstance(future, Future) and not future.done():
+            future.set_result(result)
+
+    def handle_ai_response(task: dict[str, Any]) -> None:
+        request_id = task.get("request_id")
+        text = str(task.get("text", ""))
+        failed = task.get("status") == "error"
+        state.ai_response = text
+        ctrl.set_ai_status("error" if failed else "done")
+        if request_id:
+            ctrl.update_request(
+                request_id,
+                state="error" if failed else "done",
+                response=None if failed else text,
+                error=task.get("error") if failed else None,
+                finished=time.time(),
+            )
+        if state.active_request_id == request_id:
+            state.active_request_id = None
+        if state.auto_add and not failed:
+            role = state.discussion_roles[1] if len(state.discussion_roles) > 1 else "AI"
+            state.discussion_entries().append(
+                {"role": role, "content": text, "ts": time.strftime("%Y-%m-%dT%H:%M:%S"), "collapsed": False}
+            )
+        ctrl.publish(
+            "response", {"request_id": request_id, "text": text, "status": task.get("status", "done")}
+        )
+
+    def show_track_proposal(task: dict[str, Any]) -> None:
+        state.proposed_tracks = list(task.get("tracks", []))
+        ctrl.publish("track_proposal", {"tracks": state.proposed_tracks})
+
+    def mma_state_update(task: dict[str, Any]) -> None:
+        if "status" in task:
+            state.mma_status = str(task["status"])
+        if "active_tier" in task:
+            state.active_tier = task["active_tier"]
+        if "tier_usage" in task:
+            state.tier_usage = dict(task["tier_usage"])
+        if "tickets" in task:
+            state.mma_tickets = list(task["tickets"])
+        if "track" in task:
+            state.active_track = task["track"]
+        ctrl.publish("mma_state", {k: v for k, v in task.items() if k != "action"})
+
+    def pending_added(task: dict[str, Any]) -> None:
+        dialog = dict(task["dialog"])
+        if all(d["id"] != dialog["id"] for d in state.pending_dialogs):
+            state.pending_dialogs.append(dialog)
+
+    def pending_resolved(task: dict[str, Any]) -> None:
+        uid = task["dialog"]["id"]
+        state.pending_dialogs = [d for d in state.pending_dialogs if d["id"] != uid]
+
+    def refresh_api_metrics(task: dict[str, Any]) -> None:
+        state.api_metrics.update(task.get("metrics", {}))
+
+    def notify(task: dict[str, Any]) -> None:
+        ctrl.notify(str(task.get("level", "info")), str(task.get("message", "")))
+
+    ctrl._task_handlers.update(
+        {
+            "set_value": set_value,
+            "click": click,
+            "select_list_item": select_list_item,
+            "select_tab": select_tab,
+            "custom_callback": custom_callback,
+            "refresh_from_project": lambda task: ctrl.reload_project(),
+            "handle_ai_response": handle_ai_response,
+            "show_track_proposal": show_track_proposal,
+            "mma_state_update": mma_state_update,
+            # Dialogs are registered by the clutch on the requesting thread; these keep
+            # the GUI's mirror of the pending list (the catalog names are aliases).
+            "pending_added": pending_added,
+            "ask": pending_added,
+            "mma_step_approval": pending_added,
+            "mma_spawn_approval": pending_added,
+            "pending_resolved": pending_resolved,
+            "clear_ask": pending_resolved,
+            "refresh_api_metrics": refresh_api_metrics,
+            "notify": notify,
+        }
+    )
+
+
+def _required(task: dict[str, Any], key: str) -> Any:
+    if key not in task:
+        raise InvalidValue(f"task {task.get('action')!r} needs {key!r}")
+    return task[key]
+
+
+# ======================================================================================
+# fields, actions, list boxes
+# ======================================================================================
+def register_core_bindings(ctrl: AppController) -> None:
+    _register_fields(ctrl)
+    _register_actions(ctrl)
+    ctrl.listboxes.register(
+        "discussions",
+        lambda: sorted(ctrl.state.discussions),
+        lambda name: _switch_discussion(ctrl, name),
+        "Discussion list; selecting one makes it the active discussion",
+    )
+
+
+def _register_fields(ctrl: AppController) -> None:
+    state = ctrl.state
+    reg = ctrl.fields.register
+
+    def setter(attr: str) -> Any:
+        return lambda value: setattr(state, attr, value)
+
+    reg(
+        "current_provider",
+        Field(str, "local", "Active AI provider", choices=PROVIDER_NAMES),
+        lambda: state.current_provider,
+        setter("current_provider"),
+    )
+    reg(
+        "current_model",
+        Field(str, "", "Model of the active provider"),
+        lambda: state.current_model,
+        setter("current_model"),
+    )
+    reg(
+        "provider_base_url",
+        Field(
+            str,
+            "",
+            "Endpoint of the active provider ('' = its default)",
+            pattern=URL_PATTERN,
+            pattern_doc="'' or an http(s):// URL",
+        ),
+        lambda: state.provider_base_url,
+        setter("provider_base_url"),
+    )
+    reg(
+        "temperature",
+        Field(float, 0.0, "Sampling temperature", minimum=0.0, maximum=2.0),
+        lambda: state.temperature,
+        setter("temperature"),
+    )
+    reg(
+        "top_p",
+        Field(float, 1.0, "Nucleus sampling mass", minimum=0.0, maximum=1.0),
+        lambda: state.top_p,
+        setter("top_p"),
+    )
+    reg(
+        "max_tokens",
+        Field(int, 8192, "Maximum output tokens", minimum=1, maximum=1_000_000),
+        lambda: state.max_tokens,
+        setter("max_tokens"),
+    )
+    reg(
+        "history_trunc_limit",
+        Field(int, 8000, "Characters kept of old tool outputs", minimum=0, maximum=10_000_000),
+        lambda: state.history_trunc_limit,
+        setter("history_trunc_limit"),
+    )
+    reg(
+        "approval_policy",
+        Field(str, "manual", "Execution Clutch policy", choices=("manual", "allow_list", "auto")),
+        lambda: state.approval_policy,
+        lambda value: _set_policy(ctrl, value),
+    )
+    reg("ai_input", Field(str, "", "The message box"), lambda: state.ai_input, setter("ai_input"))
+    reg("ai_response", Field(str, "", "The last response (read-only)"), lambda: state.ai_response)
+    reg("ai_status", Field(str, "idle", "Status line (read-only)"), lambda: state.ai_status)
+    reg(
+        "system_prompt",
+        Field(str, "", "Project system prompt"),
+        lambda: state.system_prompt,
+        setter("system_prompt"),
+    )
+    reg("project_name", Field(str, "", "Project name"), lambda: state.project_name, setter("project_name"))
+    reg(
+        "files_base_dir",
+        Field(str, ".", "Root of tracked files, relative to the project file"),
+        lambda: state.files_base_dir,
+        setter("files_base_dir"),
+    )
+    reg(
+        "project_files",
+        Field(list, [], "Tracked files and globs, relative to files_base_dir", items=str),
+        lambda: list(state.project_files),
+        setter("project_files"),
+    )
+    reg(
+        "files_exclude",
+        Field(list, [], "Globs excluded from the tracked files", items=str),
+        lambda: list(state.files_exclude),
+        setter("files_exclude"),
+    )
+    reg(
+        "output_dir",
+        Field(str, "md_gen", "Where MD Only writes, relative to files_base_dir"),
+        lambda: state.output_dir,
+        setter("output_dir"),
+    )
+    reg(
+        "screenshots",
+        Field(list, [], "Screenshots attached to requests", items=str),
+        lambda: list(state.screenshots),
+        setter("screenshots"),
+    )
+    reg(
+        "auto_add",
+        Field(bool, True, "Append sent messages and responses to the discussion"),
+        lambda: state.auto_add,
+        setter("auto_add"),
+    )
+    reg(
+        "discussion_roles",
+        Field(list, [], "Roles offered for discussion entries", items=str),
+        lambda: list(state.discussion_roles),
+        setter("discussion_roles"),
+    )
+    reg(
+        "active_discussion",
+        Field(str, "main", "The discussion being edited and sent"),
+        lambda: state.active_discussion,
+        lambda name: _switch_discussion(ctrl, name),
+    )
+    reg(
+        "discussions",
+        Field(list, [], "Discussion names (read-only)", items=str),
+        lambda: sorted(state.discussions),
+    )
+    reg(
+        "mma_epic_input",
+        Field(str, "", "Epic text for Plan Epic"),
+        lambda: state.mma_epic_input,
+        setter("mma_epic_input"),
+    )
+    reg("mma_status", Field(str, "idle", "MMA engine status (read-only)"), lambda: state.mma_status)
+    reg(
+        "proposed_tracks",
+        Field(list, [], "Tracks proposed by Tier 1 (read-only)"),
+        lambda: list(state.proposed_tracks),
+    )
+    reg(
+        "pending_dialogs",
+        Field(list, [], "Dialogs waiting for a decision, oldest first (read-only)"),
+        lambda: [dict(d) for d in state.pending_dialogs],
+    )
+    reg(
+        "notifications",
+        Field(list, [], "Messages for the user (read-only)"),
+        lambda: [n.to_dict() for n in state.notifications],
+    )
+    reg(
+        "project_file",
+        Field(str, "", "Path of the open project file (read-only)"),
+        lambda: str(ctrl.paths.project_file),
+    )
+    reg(
+        "session_dir",
+        Field(str, "", "This session's log folder (read-only)"),
+        lambda: str(ctrl.session_log.root),
+    )
+
+
+def _set_policy(ctrl: AppController, policy: str) -> None:
+    ctrl.state.approval_policy = policy
+    ctrl.clutch.set_policy(policy)
+    if policy == "auto":
+        ctrl.notify("warning", "approval policy is AUTO: scripts, edits and MMA steps run without asking")
+
+
+def _switch_discussion(ctrl: AppController, name: str) -> None:
+    if name not in ctrl.state.discussions:
+        known = ", ".join(sorted(ctrl.state.discussions))
+        raise InvalidValue(f"no discussion named {name!r}; discussions: {known}")
+    ctrl.state.active_discussion = name
+
+
+def _register_actions(ctrl: AppController) -> None:
+    state = ctrl.state
+    reg = ctrl.actions.register
+
+    def gen_send(call: ActionCall) -> None:
+        if not state.ai_input.strip():
+            raise InvalidValue("the message box is empty")
+        ctrl.submit_user_message(state.ai_input)
+        state.ai_input = ""
+
+    def reset_session(call: ActionCall) -> None:
+        if ctrl.backend is not None:
+            ctrl.backend.reset_session()
+        state.ai_response = ""
+        ctrl.set_ai_status("idle")
+
+    def decide(approved: bool) -> Any:
+        def handler(call: ActionCall) -> None:
+            front = ctrl.clutch.front()
+            if front is None:
+                raise InvalidValue("nothing is waiting for approval")
+            ctrl.clutch.resolve(front.uid, approved, decider=call.source)
+
+        return handler
+
+    def new_discussion(call: ActionCall) -> None:
+        name = call.user_data or _free_name(state.discussions, "discussion")
+        if name in state.discussions:
+            raise InvalidValue(f"a discussion named {name!r} already exists")
+        state.discussions[name] = {"history": []}
+        state.active_discussion = name
+
+    def dismiss_notifications(call: ActionCall) -> None:
+        state.notifications.clear()
+
+    reg("btn_gen_send", gen_send, "Send the message box with the compiled context")
+    reg("btn_reset_session", reset_session, "Forget the provider session; keeps project and discussion")
+    reg("btn_save", lambda call: ctrl.flush(), "Save project, discussions and global config now")
+    reg("btn_approve", decide(True), "Approve the oldest pending dialog as it stands")
+    reg("btn_reject", decide(False), "Reject the oldest pending dialog")
+    reg(
+        "btn_new_discussion",
+        new_discussion,
+        "Create a discussion (user_data: its name) and switch to it",
+        user_data=Field(str, "", pattern=r"[^\s].{0,99}", pattern_doc="a name of 1-100 characters"),
+    )
+    reg("btn_reload_project", lambda call: ctrl.reload_project(), "Re-read the project and history files")
+    reg("btn_dismiss_notifications", dismiss_notifications, "Clear the notification list")
+    unavailable = ctrl.actions.register_unavailable
+    unavailable("btn_md_only", "Write the compiled context to the output dir", FEATURE_CONTEXT)
+    unavailable("btn_compress_discussion", "Summarize the discussion with the provider", FEATURE_CONTEXT)
+    unavailable("btn_fetch_models", "Refresh the model list from the provider", FEATURE_AI)
+    unavailable("btn_mma_plan_epic", "Ask Tier 1 to split the epic into tracks", FEATURE_MMA)
+    unavailable(
+        "btn_mma_accept_tracks",
+        "Accept proposed tracks (user_data: indices, default all)",
+        FEATURE_MMA,
+        user_data=Field(list, [], items=int),
+    )
+    unavailable(
+        "btn_mma_start_track",
+        "Start a track (user_data: track id, default the first)",
+        FEATURE_MMA,
+        user_data=Field(str, ""),
+    )
+    unavailable("btn_mma_pause", "Pause the running track", FEATURE_MMA)
+    unavailable("btn_mma_resume", "Resume the paused track", FEATURE_MMA)
+    unavailable("btn_mma_abort", "Abort the running track", FEATURE_MMA)
+
+
+def _free_name(existing: dict[str, Any], prefix: str) -> str:
+    index = 1
+    while f"{prefix}_{index}" in existing:
+        index += 1
+    return f"{prefix}_{index}"

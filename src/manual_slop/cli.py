@@ -1,0 +1,184 @@
+"""Command line: ``sloppy [--headless] [--config PATH] [--project PATH] [--hook-port N]
+[--enable-test-hooks] [--log-dir PATH]``.
+
+Paths are checked before anything is read: a bad flag or an unusable path ends
+the program with one line on stderr and exit code 2. Without a display the app
+runs headless and says so. SIGINT and SIGTERM stop it cleanly (dual flush).
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from manual_slop import __version__
+
+__all__ = ["UsageError", "build_parser", "display_available", "main"]
+
+PROG = "sloppy"
+
+
+class UsageError(Exception):
+    """Bad command-line input; reported in one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer 0-65535, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected an integer 0-65535, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Manual Slop: an LLM workbench under human control.",
+        allow_abbrev=False,
+    )
+    parser.add_argument("--headless", action="store_true", help="no window; the Hook API is the interface")
+    parser.add_argument(
+        "--config", type=Path, metavar="PATH", help="global config file (default ./config.toml)"
+    )
+    parser.add_argument(
+        "--project", type=Path, metavar="PATH", help="project file (default: projects.active)"
+    )
+    parser.add_argument("--hook-port", type=_port, metavar="N", help="Hook API port (0 picks a free one)")
+    parser.add_argument("--enable-test-hooks", action="store_true", help="start the Hook API in GUI mode")
+    parser.add_argument(
+        "--log-dir", type=Path, metavar="PATH", help="log folder (default logs/ beside config)"
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return parser
+
+
+def _check_file(path: Path, flag: str) -> Path:
+    """A file we will read if it exists and write on exit: it or its folder must be usable."""
+    path = path.expanduser()
+    if path.exists():
+        if path.is_dir():
+            raise UsageError(f"{flag} {path}: is a directory, expected a TOML file")
+        try:
+            with path.open("rb"):
+                pass
+        except OSError as exc:
+            raise UsageError(f"{flag} {path}: cannot be read ({exc.strerror})") from None
+        return path
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"{flag} {path}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"{flag} {path}: folder {parent} is not writable, so the file cannot be created")
+    return path
+
+
+def _check_log_dir(path: Path) -> Path:
+    path = path.expanduser()
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--log-dir {path}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--log-dir {path}: cannot be created ({exc.strerror})") from None
+    if not os.access(path, os.W_OK):
+        raise UsageError(f"--log-dir {path}: is not writable")
+    return path
+
+
+def display_available(environ: dict[str, str] | None = None) -> bool:
+    """True when a window can be opened (always on Windows and macOS)."""
+    env = os.environ if environ is None else environ
+    if sys.platform.startswith("linux") or "bsd" in sys.platform:
+        return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
+    return True
+
+
+def _say(message: str) -> None:
+    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+
+
+class _RedactingFilter(logging.Filter):
+    def __init__(self, redact: object) -> None:
+        super().__init__()
+        self._redact = redact
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = self._redact(record.getMessage())  # type: ignore[operator]
+        record.args = None
+        return True
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        config_file = _check_file(args.config or Path("config.toml"), "--config")
+        project_file = _check_file(args.project, "--project") if args.project else None
+        log_dir = _check_log_dir(args.log_dir) if args.log_dir else None
+    except UsageError as exc:
+        _say(f"error: {exc} (see --help)")
+        return 2
+
+    headless = args.headless
+    if not headless and not display_available():
+        _say("no display found; starting headless")
+        headless = True
+    elif not headless:
+        _say("the desktop window is not built yet; starting headless")
+        headless = True
+
+    from manual_slop.controller import AppController, LaunchOptions
+    from manual_slop.headless import HeadlessTicker
+
+    logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(levelname)s: %(message)s")
+    options = LaunchOptions(
+        headless=headless, hook_port=args.hook_port, enable_test_hooks=args.enable_test_hooks
+    )
+    controller = AppController(config_file, project_file, log_dir, options=options)
+    app_log = logging.FileHandler(controller.session_log.root / "app.log", encoding="utf-8")
+    app_log.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s"))
+    redacting = _RedactingFilter(controller.redactor.redact)
+    app_log.addFilter(redacting)
+    root = logging.getLogger()
+    root.addHandler(app_log)
+    for handler in root.handlers:
+        handler.addFilter(redacting)
+    if controller.state.approval_policy == "auto":
+        _say("WARNING: approval policy is AUTO — actions run without asking")
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        controller.request_stop_from_signal()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>` prints every thread's stack (diagnosing hangs)
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    _say(f"running {controller.mode}: project {controller.paths.project_file}")
+    _say(f"session logs: {controller.session_log.root}")
+    try:
+        HeadlessTicker(controller).run()
+    finally:
+        leftovers = controller.shutdown()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        root.removeHandler(app_log)
+        app_log.close()
+    alive = [t.name for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
+    if leftovers or alive:
+        _say(f"stopped; threads still alive: {', '.join(sorted(set(leftovers + alive)))}")
+    else:
+        _say("stopped cleanly (config and project saved; no threads left)")
+    return 0

@@ -1,0 +1,342 @@
+"""The app's TOML files: global config, project, discussion history and credentials.
+
+Four files, one rule set:
+
+- ``config.toml`` (global): provider and parameters, GUI windows, hook server,
+  approval policy, projects.
+- ``<project>.toml``: name, base dir, tracked files, screenshots, system prompt,
+  discussion roles, approval rules.
+- ``<project>_history.toml``: the discussions (never readable by AI tools).
+- ``credentials.toml``: API keys; ``ANTHROPIC_API_KEY`` and friends override it.
+
+Loading never fails because of the file's content: a file that does not parse is
+moved aside as ``NAME.corrupt-<ts>``; a value of the wrong type is replaced by its
+default after the original file is copied aside as ``NAME.invalid-<ts>``. Either
+way the caller gets a :class:`~manual_slop.schema.Problem` to show the user.
+Every save is atomic (:mod:`manual_slop.atomic_io`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from manual_slop.atomic_io import atomic_write_bytes, move_aside, sweep_stale_temps
+from manual_slop.schema import Field, Problem, Schema, normalize
+
+__all__ = [
+    "CREDENTIAL_ENV_VARS",
+    "DEFAULT_MODELS",
+    "DEFAULT_WINDOWS",
+    "GLOBAL_SCHEMA",
+    "HISTORY_SCHEMA",
+    "PROJECT_SCHEMA",
+    "PROVIDER_NAMES",
+    "AppPaths",
+    "ConfigError",
+    "Credentials",
+    "LoadResult",
+    "Secret",
+    "TomlFile",
+    "dump_toml",
+    "history_path_for",
+]
+
+PROVIDER_NAMES: tuple[str, ...] = (
+    "local",
+    "gemini",
+    "anthropic",
+    "deepseek",
+    "minimax",
+    "gemini_cli",
+    "openai_compatible",
+)
+
+DEFAULT_MODELS: dict[str, str] = {
+    "local": "SmolLM2-135M-Instruct",
+    "gemini": "gemini-2.5-flash-lite",
+    "anthropic": "claude-sonnet-4-5",
+    "deepseek": "deepseek-chat",
+    "minimax": "MiniMax-M2",
+    "gemini_cli": "gemini-2.5-flash",
+    "openai_compatible": "",
+}
+
+CREDENTIAL_ENV_VARS: dict[str, str] = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "minimax": "MINIMAX_API_KEY",
+    "openai_compatible": "OPENAI_API_KEY",
+}
+
+DEFAULT_WINDOWS: dict[str, bool] = {
+    "Projects": True,
+    "Files & Media": True,
+    "Context": True,
+    "AI Settings": True,
+    "Discussion": True,
+    "Message": True,
+    "Response": True,
+    "Comms Log": True,
+    "Tool Calls": True,
+    "MMA Dashboard": True,
+    "Task DAG": False,
+    "Tier Streams": False,
+    "Usage": False,
+    "Diagnostics": False,
+    "Logs": False,
+}
+
+APPROVAL_POLICIES: tuple[str, ...] = ("manual", "allow_list", "auto")
+
+
+def _global_schema() -> dict[str, Field]:
+    schema: dict[str, Field] = {
+        "ai.provider": Field(str, "local", "Active provider", choices=PROVIDER_NAMES),
+        "ai.model": Field(str, DEFAULT_MODELS["local"], "Active model of the active provider"),
+        "ai.temperature": Field(float, 0.0, "Sampling temperature", minimum=0.0, maximum=2.0),
+        "ai.top_p": Field(float, 1.0, "Nucleus sampling mass", minimum=0.0, maximum=1.0),
+        "ai.max_tokens": Field(int, 8192, "Maximum output tokens", minimum=1, maximum=1_000_000),
+        "ai.history_trunc_limit": Field(
+            int, 8000, "Characters kept of old tool outputs", minimum=0, maximum=10_000_000
+        ),
+        "approval.policy": Field(str, "manual", "Execution Clutch policy", choices=APPROVAL_POLICIES),
+        "approval.timeout_s": Field(
+            float, 3600.0, "How long an action waits for a decision before it is rejected", minimum=1.0
+        ),
+        "hook.enabled": Field(bool, False, "Start the Hook API in GUI mode"),
+        "hook.host": Field(str, "127.0.0.1", "Hook API bind address"),
+        "hook.port": Field(int, 8999, "Hook API port (0 picks a free one)", minimum=0, maximum=65535),
+        "hook.token": Field(str, "", "Bearer token required by the Hook API when set"),
+        "gui.theme": Field(str, "dark", "Colour theme", choices=("dark", "light")),
+        "gui.font_scale": Field(float, 1.0, "Font scale", minimum=0.5, maximum=3.0),
+        "gui.show_windows": Field(dict, dict(DEFAULT_WINDOWS), "Visible panels", values=bool),
+        "projects.active": Field(str, "manual_slop.toml", "Project file opened at start"),
+        "projects.recent": Field(list, [], "Recently opened project files", items=str),
+    }
+    for name in PROVIDER_NAMES:
+        schema[f"providers.{name}.base_url"] = Field(str, "", f"{name} endpoint ('' = provider default)")
+        schema[f"providers.{name}.model"] = Field(str, DEFAULT_MODELS[name], f"Last model used with {name}")
+    return schema
+
+
+GLOBAL_SCHEMA: Schema = _global_schema()
+
+PROJECT_SCHEMA: Schema = {
+    "project.name": Field(str, "", "Project name ('' = file name)"),
+    "project.system_prompt": Field(str, "", "Project system prompt"),
+    "files.base_dir": Field(str, ".", "Root of the tracked files, relative to the project file"),
+    "files.paths": Field(list, [], "Tracked files and globs, relative to base_dir", items=str),
+    "files.exclude": Field(list, [], "Globs excluded from the tracked files", items=str),
+    "files.output_dir": Field(str, "md_gen", "Where MD Only writes, relative to base_dir"),
+    "screenshots.paths": Field(list, [], "Screenshots attached to requests", items=str),
+    "discussion.roles": Field(list, ["User", "AI", "Vendor API", "System"], "Discussion roles", items=str),
+    "discussion.auto_add": Field(bool, True, "Append sent messages and responses to the discussion"),
+    "approval.rules": Field(list, [], "allow_list rules ({tool, pattern?, path_glob?})", items=dict),
+}
+
+HISTORY_SCHEMA: Schema = {
+    "active": Field(str, "main", "Discussion shown at start"),
+    "discussions": Field(dict, {}, "Discussions by name", values=dict),
+}
+
+
+class ConfigError(Exception):
+    """A config path or value the app cannot use; the message names file and key."""
+
+
+def history_path_for(project_file: Path) -> Path:
+    """``foo.toml`` → ``foo_history.toml`` beside it."""
+    return project_file.with_name(f"{project_file.stem}_history.toml")
+
+
+@dataclass(frozen=True, slots=True)
+class AppPaths:
+    """Where every file of a running app lives; resolved once at start-up."""
+
+    config_file: Path
+    project_file: Path
+    log_dir: Path
+
+    @classmethod
+    def resolve(
+        cls,
+        config_file: Path,
+        project_file: Path | None,
+        log_dir: Path | None,
+        config: Mapping[str, Any],
+    ) -> AppPaths:
+        """Absolute paths; the project defaults to ``projects.active``, logs to ``logs/`` by the config."""
+        config_file = config_file.expanduser().resolve()
+        if project_file is None:
+            active = Path(str(config.get("projects", {}).get("active") or "manual_slop.toml")).expanduser()
+            project_file = active if active.is_absolute() else config_file.parent / active
+        log_dir = log_dir if log_dir is not None else config_file.parent / "logs"
+        return cls(config_file, project_file.expanduser().resolve(), log_dir.expanduser().resolve())
+
+    @property
+    def credentials_file(self) -> Path:
+        return self.config_file.with_name("credentials.toml")
+
+    @property
+    def history_file(self) -> Path:
+        return history_path_for(self.project_file)
+
+
+@dataclass(slots=True)
+class LoadResult:
+    """A loaded document: the repaired data, what was repaired, and whether the file existed."""
+
+    data: dict[str, Any]
+    problems: list[Problem] = field(default_factory=list)
+    existed: bool = False
+
+
+def dump_toml(data: Mapping[str, Any]) -> bytes:
+    """Serialize to TOML, leaving out ``None`` values (TOML has no null)."""
+    return tomli_w.dumps(_drop_none(data), multiline_strings=True).encode("utf-8")
+
+
+def _drop_none(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_drop_none(v) for v in value if v is not None]
+    return value
+
+
+class TomlFile:
+    """One TOML file with a schema: tolerant load, atomic save."""
+
+    def __init__(self, path: Path, schema: Schema) -> None:
+        self.path = path
+        self.schema = schema
+
+    @property
+    def label(self) -> str:
+        return self.path.name
+
+    def load(self) -> LoadResult:
+        """Read and repair the file; a missing file gives the defaults."""
+        sweep_stale_temps(self.path)
+        if not self.path.exists():
+            data, _ = normalize({}, self.schema, self.label)
+            return LoadResult(data)
+        try:
+            raw = tomllib.loads(self.path.read_bytes().decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            moved = move_aside(self.path, "corrupt")
+            data, _ = normalize({}, self.schema, self.label)
+            problem = Problem(
+                self.label,
+                "",
+                f"could not be parsed ({exc}); moved aside to {moved.name} and started from defaults",
+                severity="error",
+                extra={"moved_to": str(moved)},
+            )
+            return LoadResult(data, [problem], existed=True)
+        data, problems = normalize(raw, self.schema, self.label)
+        if any(p.severity != "info" for p in problems):
+            backup = self.path.with_name(f"{self.path.name}.invalid-{time.strftime('%Y%m%d-%H%M%S')}")
+            shutil.copy2(self.path, backup)
+            problems.append(
+                Problem(self.label, "", f"the original file was copied to {backup.name} before repair")
+            )
+        return LoadResult(data, problems, existed=True)
+
+    def save(self, data: Mapping[str, Any]) -> None:
+        """Write ``data`` atomically."""
+        atomic_write_bytes(self.path, dump_toml(data))
+
+
+class Secret:
+    """An API key that never shows itself in ``str``, ``repr``, logs or f-strings."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return "***"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(("Secret", self._value))
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+
+@dataclass(frozen=True, slots=True)
+class _KeyEntry:
+    secret: Secret
+    source: str  # "env:NAME" or "file"
+
+
+class Credentials:
+    """API keys by provider, from ``credentials.toml`` with environment overrides."""
+
+    def __init__(self, entries: Mapping[str, _KeyEntry] | None = None) -> None:
+        self._entries = dict(entries or {})
+
+    @classmethod
+    def load(cls, path: Path, environ: Mapping[str, str] | None = None) -> tuple[Credentials, list[Problem]]:
+        """Read keys from ``path`` (missing file = no keys), then apply environment overrides."""
+        environ = os.environ if environ is None else environ
+        problems: list[Problem] = []
+        entries: dict[str, _KeyEntry] = {}
+        result = TomlFile(path, {}).load()
+        problems.extend(p for p in result.problems if p.severity != "info")
+        for provider, table in result.data.items():
+            if not isinstance(table, Mapping):
+                problems.append(Problem(path.name, provider, "expected a table with api_key"))
+                continue
+            key = table.get("api_key")
+            if isinstance(key, str) and key:
+                entries[provider] = _KeyEntry(Secret(key), "file")
+            elif key is not None and not isinstance(key, str):
+                problems.append(Problem(path.name, f"{provider}.api_key", "expected string"))
+        for provider, variable in CREDENTIAL_ENV_VARS.items():
+            value = environ.get(variable, "")
+            if value:
+                entries[provider] = _KeyEntry(Secret(value), f"env:{variable}")
+        return cls(entries), problems
+
+    def api_key(self, provider: str) -> Secret | None:
+        entry = self._entries.get(provider)
+        return entry.secret if entry else None
+
+    def source(self, provider: str) -> str | None:
+        """Where the key came from (``env:NAME`` or ``file``), never the key itself."""
+        entry = self._entries.get(provider)
+        return entry.source if entry else None
+
+    def configured_providers(self) -> list[str]:
+        return sorted(self._entries)
+
+    def secret_values(self) -> list[str]:
+        """Raw values, for the log redactor only."""
+        return [e.secret.reveal() for e in self._entries.values()]
+
+    def __repr__(self) -> str:
+        return f"Credentials(providers={self.configured_providers()})"

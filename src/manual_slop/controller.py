@@ -1,0 +1,632 @@
+"""AppController: owns all application state and the threads that feed it.
+
+Thread domains (see docs/guide_architecture.md)::
+
+    main thread        run_frame(): drains the pending lists, applies task dicts,
+                       is the only writer of ``self.state``
+    asyncio worker     own event loop on a daemon thread; routes events from
+                       ``event_queue``; runs provider calls in an executor
+    hook server, AI,   post task dicts (post_gui_task), comms / tool entries,
+    workers            history adds; read state via call_on_main(); block on
+                       the Execution Clutch via request_approval()
+
+The GUI and the headless ticker call :meth:`AppController.run_frame` — the same
+code path in both modes. :meth:`AppController.shutdown` stops the loop, joins
+threads with timeouts and performs the dual flush (project + global config).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from manual_slop.automation import (
+    ActionRegistry,
+    AutomationError,
+    FeatureUnavailable,
+    FieldRegistry,
+    SelectorRegistry,
+)
+from manual_slop.clutch import AllowRule, ExecutionClutch, RuleError
+from manual_slop.config import (
+    GLOBAL_SCHEMA,
+    HISTORY_SCHEMA,
+    PROJECT_SCHEMA,
+    AppPaths,
+    Credentials,
+    TomlFile,
+)
+from manual_slop.dialogs import Decision, PendingDialog
+from manual_slop.events import AsyncEventQueue, EventJournal, UserRequestEvent
+from manual_slop.perf import PerformanceMonitor
+from manual_slop.schema import Problem, get_path, set_path
+from manual_slop.session_log import Redactor, SessionLog
+from manual_slop.state import AppState, Notification
+from manual_slop.tasks import GuardedList, TaskBoard
+from manual_slop.threads import DaemonThreadExecutor, join_all
+
+__all__ = ["AppController", "ChatBackend", "LaunchOptions", "RequestRecord"]
+
+log = logging.getLogger(__name__)
+
+STALL_LIMIT_MS = 2000.0  # a frame loop silent for longer is reported unhealthy
+RECENT_PROJECTS_LIMIT = 10
+
+
+class ChatBackend(Protocol):
+    """What the controller needs from the AI client (``manual_slop.ai``)."""
+
+    def apply_settings(self, settings: Mapping[str, Any]) -> None: ...
+
+    def send(self, md_content: str, user_message: str, **kwargs: Any) -> str: ...
+
+    def reset_session(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchOptions:
+    """Command-line choices that are not persisted."""
+
+    headless: bool = True
+    hook_port: int | None = None
+    enable_test_hooks: bool = False
+    port_file: Path | None = None
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    """One Gen + Send as automation sees it."""
+
+    request_id: str
+    prompt: str
+    state: str = "queued"  # queued | running | done | error
+    response: str | None = None
+    error: str | None = None
+    created: float = field(default_factory=time.time)
+    finished: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"state": self.state, "response": self.response, "error": self.error}
+
+
+@dataclass(frozen=True, slots=True)
+class _QueuedTask:
+    task_id: str
+    task: dict[str, Any]
+
+
+class AppController:
+    """The headless core: state, threads, task pipeline, clutch, persistence."""
+
+    def __init__(
+        self,
+        config_file: Path,
+        project_file: Path | None = None,
+        log_dir: Path | None = None,
+        *,
+        options: LaunchOptions | None = None,
+        backend: ChatBackend | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        environ = os.environ if environ is None else environ
+        self.options = options or LaunchOptions()
+        self.mode = "headless" if self.options.headless else "gui"
+        self.started_at = time.time()
+        self._main_thread = threading.current_thread()
+        self.stop_requested = threading.Event()
+        self._stop_signalled = False  # set by signal handlers, which must not take locks
+        self._wake = threading.Event()
+        self._shut_down = False
+        self._frame_failure: tuple[float, str] | None = None
+
+        # -- configuration (config first: it names the project) -------------------------
+        problems: list[Problem] = []
+        self._config_file = TomlFile(config_file, GLOBAL_SCHEMA)
+        loaded = self._config_file.load()
+        self._config_doc, config_existed = loaded.data, loaded.existed
+        problems += loaded.problems
+        self.paths = AppPaths.resolve(config_file, project_file, log_dir, self._config_doc)
+        self._project_file = TomlFile(self.paths.project_file, PROJECT_SCHEMA)
+        self._history_file = TomlFile(self.paths.history_file, HISTORY_SCHEMA)
+        project = self._project_file.load()
+        history = self._history_file.load()
+        self._project_doc, self._history_doc = project.data, history.data
+        problems += project.problems + history.problems
+        self.credentials, credential_problems = Credentials.load(self.paths.credentials_file, environ)
+        problems += credential_problems
+        self.hook_token: str = environ.get("SLOP_HOOK_TOKEN", "") or get_path(self._config_doc, "hook.token")
+
+        # -- services ---------------------------------------------------------------
+        self.redactor = Redactor([*self.credentials.secret_values(), self.hook_token])
+        self.session_log = SessionLog(self.paths.log_dir, self.redactor)
+        self.journal = EventJournal()
+        self.perf = PerformanceMonitor()
+        self.tasks = TaskBoard()
+        self.state = AppState.from_documents(
+            self._config_doc, self._project_doc, self._history_doc, self.paths.project_file.stem
+        )
+        self.clutch = ExecutionClutch(
+            audit=self.session_log.append_audit,
+            publish=self._on_clutch_event,
+            policy=self.state.approval_policy,
+            rules=self._load_rules(problems),
+        )
+
+        # -- cross-thread hand-off (Pattern B) ------------------------------------------
+        self._pending_gui_tasks: GuardedList[_QueuedTask] = GuardedList("gui_tasks", self._poke)
+        self._pending_comms: GuardedList[dict[str, Any]] = GuardedList("comms", self._poke)
+        self._pending_tool_calls: GuardedList[dict[str, Any]] = GuardedList("tool_calls", self._poke)
+        self._pending_history_adds: GuardedList[dict[str, Any]] = GuardedList("history_adds", self._poke)
+        # Task ids: a per-run prefix (ids from an earlier run never match) and a counter.
+        self._task_prefix = uuid.uuid4().hex[:8] + "-"
+        self._task_counter = itertools.count(1)
+        self._requests: dict[str, RequestRecord] = {}
+        self._requests_lock = threading.Lock()
+
+        # -- automation registries ---------------------------------------------------------
+        self.fields = FieldRegistry()
+        self.actions = ActionRegistry()
+        self.listboxes = SelectorRegistry("listbox")
+        self.tab_bars = SelectorRegistry("tab bar")
+        self._task_handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
+        self._backend = backend
+        from manual_slop.bindings import register_core_bindings, register_task_handlers
+
+        register_task_handlers(self)
+        register_core_bindings(self)
+
+        for problem in problems:
+            level = "error" if problem.severity == "error" else problem.severity
+            if level != "info":
+                self.notify(level, str(problem))
+        if not config_existed:
+            log.info("no config at %s; starting from defaults", config_file)
+        self._remember_project()
+
+        # -- asyncio worker (Pattern A) --------------------------------------------------
+        self._executor = DaemonThreadExecutor("slop-request")
+        self._loop = asyncio.new_event_loop()
+        self.event_queue = AsyncEventQueue(self._loop)
+        self._loop_thread = threading.Thread(target=self._run_event_loop, name="slop-asyncio", daemon=True)
+        self._loop_thread.start()
+
+    # =====================================================================================
+    # threads
+    # =====================================================================================
+    def task_actions(self) -> list[str]:
+        """Every task-dict action the main thread understands."""
+        return sorted(self._task_handlers)
+
+    def bind_main_thread(self) -> None:
+        """Declare the calling thread the main thread (the GUI or headless ticker does this)."""
+        self._main_thread = threading.current_thread()
+
+    def on_main_thread(self) -> bool:
+        return threading.current_thread() is self._main_thread
+
+    def _run_event_loop(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        consumer = self._loop.create_task(self._process_event_queue())
+        try:
+            self._loop.run_forever()
+        finally:
+            consumer.cancel()
+            pending = [t for t in asyncio.all_tasks(self._loop) if not t.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            self._loop.close()
+
+    def event_routes(self) -> dict[str, Callable[[Any], Any]]:
+        """What the asyncio worker does with each event name."""
+        return {
+            "user_request": self._route_user_request,
+            "response": lambda p: self.post_gui_task({"action": "handle_ai_response", **p}),
+            "mma_state_update": lambda p: self.post_gui_task({"action": "mma_state_update", **p}),
+            "track_proposal": lambda p: self.post_gui_task({"action": "show_track_proposal", **p}),
+        }
+
+    async def _process_event_queue(self) -> None:
+        routes = self.event_routes()
+        while True:
+            name, payload = await self.event_queue.get()
+            route = routes.get(name)
+            if route is None:
+                self.publish("error", {"message": f"unrouted event {name!r}"})
+                continue
+            try:
+                route(payload)
+            except Exception as exc:  # a bad event must not kill the router
+                log.exception("event %s failed", name)
+                self.publish("error", {"message": f"event {name} failed: {exc}"})
+
+    def _route_user_request(self, event: UserRequestEvent) -> None:
+        # A task, not an await: the router keeps routing while the request is in flight.
+        self._loop.create_task(self._run_request(event))
+
+    async def _run_request(self, event: UserRequestEvent) -> None:
+        self.update_request(event.request_id, state="running")
+        try:
+            text = await self._loop.run_in_executor(self._executor, self._send_blocking, event)
+            payload = {"request_id": event.request_id, "text": text, "status": "done"}
+        except Exception as exc:
+            message = exc.ui_message() if hasattr(exc, "ui_message") else f"{type(exc).__name__}: {exc}"
+            log.warning("request %s failed: %s", event.request_id, message)
+            payload = {"request_id": event.request_id, "text": message, "status": "error", "error": message}
+        await self.event_queue.put("response", payload)
+
+    def _send_blocking(self, event: UserRequestEvent) -> str:
+        backend = self._backend
+        if backend is None:
+            raise RuntimeError("no AI backend is configured")
+        backend.apply_settings(event.settings)
+        return backend.send(
+            event.stable_md,
+            event.prompt,
+            base_dir=event.base_dir,
+            file_items=event.file_items,
+            discussion_history=event.disc_text,
+        )
+
+    # =====================================================================================
+    # posting from any thread
+    # =====================================================================================
+    def post_gui_task(self, task: dict[str, Any]) -> str | None:
+        """Queue a task dict for the main thread; its id, or None after shutdown."""
+        queued = _QueuedTask(f"{self._task_prefix}{next(self._task_counter)}", task)
+        self.tasks.queued(queued.task_id)
+        if not self._pending_gui_tasks.append(queued):
+            self.tasks.failed(queued.task_id, "the app is shutting down")
+            return None
+        return queued.task_id
+
+    def call_on_main(self, fn: Callable[[], Any], timeout: float = 2.0) -> Any:
+        """Run ``fn`` on the main thread and return its result (the read trampoline).
+
+        Raises ``TimeoutError`` when the main thread does not get to it in time.
+        """
+        if self.on_main_thread():
+            return fn()
+        future: Future[Any] = Future()
+        if self.post_gui_task({"action": "custom_callback", "callback": fn, "future": future}) is None:
+            raise RuntimeError("the app is shutting down")
+        return future.result(timeout)
+
+    def add_comms_entry(self, entry: Mapping[str, Any]) -> None:
+        """Record a comms entry from any thread: session log now, view at the next frame."""
+        record = {"local_ts": time.time(), **entry}
+        self.session_log.append_comms(record)
+        self._pending_comms.append(record)
+        self.publish("comms", record)
+
+    def add_tool_call(self, entry: Mapping[str, Any]) -> None:
+        """Record an executed tool call from any thread."""
+        record = {"local_ts": time.time(), **entry}
+        self.session_log.append_tool_call(record)
+        self._pending_tool_calls.append(record)
+        self.publish("tool_call", record)
+
+    def add_history_entry(self, role: str, content: str, discussion: str | None = None) -> bool:
+        """Append to a discussion (the active one by default) at the next frame."""
+        return self._pending_history_adds.append(
+            {"role": role, "content": content, "discussion": discussion, "ts": _timestamp()}
+        )
+
+    def publish(self, event_type: str, payload: Mapping[str, Any] | None = None) -> int:
+        """Announce an event to automation (any thread)."""
+        return self.journal.publish(event_type, dict(payload or {}))
+
+    def request_approval(self, dialog: PendingDialog, timeout: float | None = None) -> Decision:
+        """Block the calling (non-main) thread on the Execution Clutch until ``dialog`` is decided."""
+        if self.on_main_thread() and self.clutch.policy != "auto":
+            raise RuntimeError("request_approval would block the main thread")
+        return self.clutch.submit(dialog, self.state.approval_timeout_s if timeout is None else timeout)
+
+    def _on_clutch_event(self, event_type: str, payload: dict[str, Any]) -> None:
+        self.publish(event_type, payload)
+        self.post_gui_task({"action": event_type, "dialog": payload})
+
+    # =====================================================================================
+    # the frame (main thread)
+    # =====================================================================================
+    def run_frame(self, render: Callable[[], None] | None = None) -> None:
+        """One frame: drain everything other threads posted, then render (GUI only)."""
+        self.perf.frame_start()
+        self._wake.clear()
+        try:
+            with self.perf.scope("process_pending"):
+                self.process_pending()
+            if render is not None:
+                render()
+        except Exception as exc:
+            self._frame_failure = (time.monotonic(), f"{type(exc).__name__}: {exc}")
+            log.exception("frame failed")
+        finally:
+            self.perf.frame_end()
+
+    def _poke(self) -> None:
+        if not self._wake.is_set():  # is_set takes no lock; set() does
+            self._wake.set()
+
+    def wait_for_work(self, timeout: float) -> None:
+        """Sleep until something is posted or ``timeout`` passes (headless ticker)."""
+        self._wake.wait(timeout)
+
+    def process_pending(self) -> None:
+        """Apply everything other threads posted since the last frame (main thread only)."""
+        comms = self._pending_comms.drain()
+        if comms:
+            AppState.append_bounded(self.state.comms_log, comms)
+        tool_calls = self._pending_tool_calls.drain()
+        if tool_calls:
+            AppState.append_bounded(self.state.tool_calls, tool_calls)
+        for add in self._pending_history_adds.drain():
+            name = add.pop("discussion") or self.state.active_discussion
+            self.state.discussion_entries(name).append({**add, "collapsed": False})
+        self._process_pending_gui_tasks()
+
+    def _process_pending_gui_tasks(self) -> None:
+        for queued in self._pending_gui_tasks.drain():
+            task = queued.task
+            action = task.get("action")
+            handler = self._task_handlers.get(action) if isinstance(action, str) else None
+            try:
+                if handler is None:
+                    raise AutomationError(f"unknown task action {action!r}")
+                handler(task)
+            except Exception as exc:
+                future = task.get("future")
+                if isinstance(future, Future) and not future.done():
+                    future.set_exception(exc)
+                message = str(exc) if isinstance(exc, AutomationError) else f"{type(exc).__name__}: {exc}"
+                if not isinstance(exc, AutomationError):
+                    log.error("task %s failed:\n%s", action, traceback.format_exc())
+                self.tasks.failed(queued.task_id, message)
+                self.publish("error", {"task_id": queued.task_id, "action": action, "message": message})
+            else:
+                self.tasks.done(queued.task_id)
+
+    def notify(self, level: str, message: str) -> None:
+        """Show a message to the user (main thread); also published and logged."""
+        self.state.notifications.append(Notification(level, message, time.time()))
+        self.publish("error" if level == "error" else "notification", {"level": level, "message": message})
+        log.log(logging.ERROR if level == "error" else logging.WARNING, "%s", message)
+
+    def health(self) -> dict[str, Any]:
+        """Is the frame loop alive? Safe from any thread."""
+        age = self.perf.last_frame_age_ms()
+        reason: str | None = None
+        failure = self._frame_failure
+        if failure is not None and time.monotonic() - failure[0] < STALL_LIMIT_MS / 1000.0:
+            reason = f"the frame raised {failure[1]}"
+        elif age is None:
+            reason = "no frame has run yet"
+        elif age > STALL_LIMIT_MS:
+            reason = f"no frame for {age:.0f} ms"
+        elif not self._loop_thread.is_alive() and not self._shut_down:
+            reason = "the asyncio worker thread died"
+        return {
+            "healthy": reason is None,
+            "degraded_reason": reason,
+            "frames": self.perf.frames,
+            "last_frame_age_ms": age if age is not None else -1.0,
+        }
+
+    # =====================================================================================
+    # requests (main thread starts them; any thread reads their status)
+    # =====================================================================================
+    def submit_user_message(self, prompt: str) -> str:
+        """Gen + Send: compile context and queue the request for the asyncio worker."""
+        if self._backend is None:
+            raise FeatureUnavailable("no AI provider is available yet (the AI client is not wired)")
+        request_id = uuid.uuid4().hex
+        state = self.state
+        disc_text = self.discussion_text()
+        event = UserRequestEvent(
+            prompt=prompt,
+            stable_md=self.compile_context(),
+            file_items=[],
+            disc_text=disc_text,
+            base_dir=str(self.base_dir()),
+            request_id=request_id,
+            settings=self.ai_settings(),
+        )
+        with self._requests_lock:
+            self._requests[request_id] = RequestRecord(request_id, prompt)
+        if state.auto_add:
+            state.discussion_entries().append(
+                {"role": _role(state, 0, "User"), "content": prompt, "ts": _timestamp(), "collapsed": False}
+            )
+        state.active_request_id = request_id
+        self.set_ai_status("sending...")
+        if not self.event_queue.put_threadsafe("user_request", event):
+            self.update_request(request_id, state="error", error="the app is shutting down")
+        return request_id
+
+    def request_status(self, request_id: str) -> dict[str, Any] | None:
+        with self._requests_lock:
+            record = self._requests.get(request_id)
+            return record.to_dict() if record else None
+
+    def update_request(self, request_id: str, **changes: Any) -> None:
+        with self._requests_lock:
+            record = self._requests.get(request_id)
+            if record is not None:
+                for key, value in changes.items():
+                    setattr(record, key, value)
+
+    def set_ai_status(self, status: str) -> None:
+        """Change the status line (main thread) and announce it."""
+        if status != self.state.ai_status:
+            self.state.ai_status = status
+            self.publish("ai_status", {"status": status})
+
+    def ai_settings(self) -> dict[str, Any]:
+        """Snapshot of the provider settings for one request (main thread)."""
+        state = self.state
+        provider = state.current_provider
+        key = self.credentials.api_key(provider)
+        return {
+            "provider": provider,
+            "model": state.current_model,
+            "base_url": state.provider_base_url,
+            "api_key": key,
+            "temperature": state.temperature,
+            "top_p": state.top_p,
+            "max_tokens": state.max_tokens,
+            "history_trunc_limit": state.history_trunc_limit,
+            "system_prompt": state.system_prompt,
+        }
+
+    def compile_context(self) -> str:
+        """The stable context sent with a request; file aggregation extends this."""
+        prompt = self.state.system_prompt.strip()
+        return f"## System Prompt\n\n{prompt}\n" if prompt else ""
+
+    def discussion_text(self) -> str:
+        """The active discussion as text for the provider."""
+        lines = [f"{e.get('role', '?')}: {e.get('content', '')}" for e in self.state.discussion_entries()]
+        return "\n\n".join(lines)
+
+    def base_dir(self) -> Path:
+        """The project's files base dir, resolved against the project file's folder."""
+        return (self.paths.project_file.parent / self.state.files_base_dir).resolve()
+
+    @property
+    def backend(self) -> ChatBackend | None:
+        return self._backend
+
+    # =====================================================================================
+    # persistence
+    # =====================================================================================
+    def _load_rules(self, problems: list[Problem]) -> list[AllowRule]:
+        rules: list[AllowRule] = []
+        for index, raw in enumerate(get_path(self._project_doc, "approval.rules", [])):
+            try:
+                rules.append(AllowRule.from_dict(raw, index))
+            except RuleError as exc:
+                problems.append(
+                    Problem(self.paths.project_file.name, "approval.rules", f"{exc}; rule ignored")
+                )
+        return rules
+
+    def _remember_project(self) -> None:
+        project = self.paths.project_file
+        try:
+            shown = str(project.relative_to(self.paths.config_file.parent.resolve()))
+        except ValueError:
+            shown = str(project)
+        recent = [shown] + [p for p in get_path(self._config_doc, "projects.recent", []) if p != shown]
+        set_path(self._config_doc, "projects.active", shown)
+        set_path(self._config_doc, "projects.recent", recent[:RECENT_PROJECTS_LIMIT])
+
+    def reload_project(self) -> None:
+        """Re-read the project and history files and rebuild the project part of the state."""
+        project = self._project_file.load()
+        history = self._history_file.load()
+        self._project_doc, self._history_doc = project.data, history.data
+        fresh = AppState.from_documents(
+            self._config_doc, self._project_doc, self._history_doc, self.paths.project_file.stem
+        )
+        for name in (
+            "project_name",
+            "system_prompt",
+            "files_base_dir",
+            "project_files",
+            "files_exclude",
+            "output_dir",
+            "screenshots",
+            "discussion_roles",
+            "auto_add",
+            "discussions",
+            "active_discussion",
+        ):
+            setattr(self.state, name, getattr(fresh, name))
+        problems = project.problems + history.problems
+        self.clutch.set_rules(self._load_rules(problems))
+        for problem in problems:
+            if problem.severity != "info":
+                self.notify(problem.severity, str(problem))
+
+    def flush(self) -> None:
+        """Dual flush: project + history, then the global config (main thread)."""
+        if not self.on_main_thread():
+            raise RuntimeError("flush must run on the main thread")
+        project = self.state.apply_to_project(self._project_doc)
+        history = self.state.apply_to_history(self._history_doc)
+        config = self.state.apply_to_config(self._config_doc)
+        self._project_file.save(project)
+        self._history_file.save(history)
+        self._config_file.save(config)
+        self._project_doc, self._history_doc, self._config_doc = project, history, config
+
+    # =====================================================================================
+    # lifetime
+    # =====================================================================================
+    def request_stop(self) -> None:
+        """Ask the frame loop to end (any thread; not from a signal handler)."""
+        self.stop_requested.set()
+        self._wake.set()
+
+    def request_stop_from_signal(self) -> None:
+        """Async-signal-safe stop: only a flag write. The handler runs on the main thread,
+        possibly while it holds an Event's lock, so taking any lock here could deadlock;
+        the frame loop notices the flag within one tick."""
+        self._stop_signalled = True
+
+    def should_stop(self) -> bool:
+        return self._stop_signalled or self.stop_requested.is_set()
+
+    def shutdown(self, timeout: float = 2.0) -> list[str]:
+        """Stop threads, flush both configs, close the session; returns names of threads left alive."""
+        if self._shut_down:
+            return []
+        self._shut_down = True
+        deadline = time.monotonic() + timeout
+        self.clutch.close()  # wakes every thread blocked on a dialog
+        self.event_queue.close()
+        if self._loop.is_running() or not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # already closed
+                self._loop.call_soon_threadsafe(self._loop.stop)
+        leftovers = join_all([self._loop_thread], max(0.0, deadline - time.monotonic()))
+        self._executor.shutdown(wait=True, timeout=max(0.0, deadline - time.monotonic()))
+        leftovers += self._executor.active()
+        try:
+            self.process_pending()  # apply what finished threads posted
+        except Exception:
+            log.exception("final drain failed")
+        for guarded in (
+            self._pending_gui_tasks,
+            self._pending_comms,
+            self._pending_tool_calls,
+            self._pending_history_adds,
+        ):
+            guarded.close()
+        try:
+            self.flush()
+        except OSError as exc:
+            log.error("could not save on exit: %s", exc)
+        self.journal.close()
+        self.session_log.close(frames=self.perf.frames)
+        return [t.name for t in leftovers if t.is_alive()]
+
+
+def _timestamp() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _role(state: AppState, index: int, fallback: str) -> str:
+    return state.discussion_roles[index] if len(state.discussion_roles) > index else fallback

@@ -1,0 +1,293 @@
+"""Approval dialogs: the objects a thread blocks on until a human decides.
+
+Each dialog carries a payload (a dict whose keys depend on its kind), a uuid,
+and a ``threading.Condition``. The requesting thread calls :meth:`PendingDialog.wait`;
+any other thread (GUI button, Hook API, policy) calls :meth:`PendingDialog.resolve`
+once. Only the keys a kind declares editable may change, and the edited payload
+is what ``wait`` returns — the caller runs exactly what the human approved.
+
+Kinds and payload keys (editable ones marked *):
+
+==================  ==========================================================
+``confirm_script``  ``script``\\*, ``base_dir``
+``tool_approval``   ``tool``, ``args``\\*, ``diff``
+``mma_step``        ``ticket_id``, ``payload``\\*
+``mma_spawn``       ``ticket_id``, ``role``, ``prompt``\\*, ``context_md``\\*
+``ask``             ``question``, ``tool``, ``args``\\*, ``answer``\\*
+==================  ==========================================================
+
+Every kind also accepts ``reason`` (why it was rejected; told to the model).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, ClassVar
+
+__all__ = [
+    "AskDialog",
+    "ConfirmDialog",
+    "Decider",
+    "Decision",
+    "DialogPayloadError",
+    "MMAApprovalDialog",
+    "MMASpawnApprovalDialog",
+    "PendingDialog",
+    "PendingKind",
+    "ToolApprovalDialog",
+    "dialog_from_kind",
+]
+
+
+class PendingKind(StrEnum):
+    CONFIRM_SCRIPT = "confirm_script"
+    TOOL_APPROVAL = "tool_approval"
+    MMA_STEP = "mma_step"
+    MMA_SPAWN = "mma_spawn"
+    ASK = "ask"
+
+
+class Decider(StrEnum):
+    """Who made a decision; written to the audit log."""
+
+    GUI = "gui"
+    HOOK = "hook"
+    POLICY = "policy"
+    TIMEOUT = "timeout"
+    SHUTDOWN = "shutdown"
+
+
+class DialogPayloadError(ValueError):
+    """An edit names a key the dialog does not have, changes a fixed key, or has the wrong type."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The outcome of a dialog, as the waiting thread and the audit log see it."""
+
+    approved: bool
+    payload: dict[str, Any]
+    decider: str
+    decided_at: float
+    abort: bool = False
+    reason: str = ""
+    edited: bool = False
+    rule: str = ""
+
+
+Resolved = Callable[["PendingDialog", Decision], None]
+
+
+class PendingDialog:
+    """Base class: a payload waiting for approve / reject from another thread."""
+
+    kind: ClassVar[PendingKind]
+    editable: ClassVar[Mapping[str, type]] = {}
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        self.uid = uuid.uuid4().hex
+        self.created = time.time()
+        self._payload = copy.deepcopy(payload)
+        self._cond = threading.Condition()
+        self._decision: Decision | None = None
+        self._listeners: list[Resolved] = []
+        self.source_tier: str | None = None
+
+    # -- reading ---------------------------------------------------------------
+    @property
+    def payload(self) -> dict[str, Any]:
+        """A copy of the original payload."""
+        return copy.deepcopy(self._payload)
+
+    @property
+    def decision(self) -> Decision | None:
+        with self._cond:
+            return self._decision
+
+    @property
+    def done(self) -> bool:
+        return self.decision is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.uid, "kind": str(self.kind), "created": self.created, "payload": self.payload}
+
+    def rule_subject(self) -> tuple[str, str, str | None]:
+        """``(tool name, text for pattern rules, path for glob rules)`` used by allow-list rules."""
+        return (str(self.kind), "", None)
+
+    # -- deciding ----------------------------------------------------------------
+    def on_resolved(self, callback: Resolved) -> None:
+        """Call ``callback(dialog, decision)`` once, right after the decision is made."""
+        with self._cond:
+            if self._decision is None:
+                self._listeners.append(callback)
+                return
+            decision = self._decision
+        callback(self, decision)
+
+    def merged_payload(self, edits: Mapping[str, Any] | None) -> tuple[dict[str, Any], bool, str]:
+        """Validate ``edits`` and return ``(final payload, edited?, reason)``."""
+        final = copy.deepcopy(self._payload)
+        if edits is None:
+            return final, False, ""
+        if not isinstance(edits, Mapping):
+            raise DialogPayloadError(f"payload must be an object, got {type(edits).__name__}")
+        reason = ""
+        edited = False
+        for key, value in edits.items():
+            if key == "reason":
+                if not isinstance(value, str):
+                    raise DialogPayloadError("reason: expected string")
+                reason = value
+                continue
+            if key in self.editable:
+                expected = self.editable[key]
+                if not isinstance(value, expected) or (expected is not bool and isinstance(value, bool)):
+                    raise DialogPayloadError(
+                        f"{key}: expected {expected.__name__}, got {type(value).__name__}"
+                    )
+                if final.get(key) != value:
+                    edited = True
+                final[key] = copy.deepcopy(value)
+            elif key in self._payload:
+                if self._payload[key] != value:
+                    raise DialogPayloadError(f"{key}: cannot be edited for {self.kind} dialogs")
+            else:
+                allowed = sorted({*self._payload, *self.editable, "reason"})
+                raise DialogPayloadError(f"unknown payload key {key!r}; allowed: {', '.join(allowed)}")
+        return final, edited, reason
+
+    def resolve(
+        self,
+        approved: bool,
+        payload: Mapping[str, Any] | None = None,
+        *,
+        abort: bool = False,
+        decider: str = Decider.GUI,
+        reason: str = "",
+        rule: str = "",
+    ) -> bool:
+        """Decide once; False when already decided. Raises DialogPayloadError for bad edits."""
+        final, edited, payload_reason = self.merged_payload(payload)
+        decision = Decision(
+            approved=bool(approved) and not abort,
+            payload=final,
+            decider=str(decider),
+            decided_at=time.time(),
+            abort=bool(abort),
+            reason=reason or payload_reason,
+            edited=edited,
+            rule=rule,
+        )
+        with self._cond:
+            if self._decision is not None:
+                return False
+            self._decision = decision
+            listeners, self._listeners = self._listeners, []
+            self._cond.notify_all()
+        for callback in listeners:
+            callback(self, decision)
+        return True
+
+    def wait_decision(self, timeout: float) -> Decision:
+        """Block until decided or ``timeout`` s pass; a timeout rejects the dialog."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._decision is not None, timeout=max(0.0, timeout))
+            decision = self._decision
+        if decision is None:
+            self.resolve(False, decider=Decider.TIMEOUT, reason=f"no decision within {timeout:g} s")
+            decision = self.decision
+        assert decision is not None
+        return decision
+
+    def wait(self, timeout: float) -> tuple[bool, dict[str, Any]]:
+        """``(approved, final payload)``; ``(False, original payload)`` after a timeout."""
+        decision = self.wait_decision(timeout)
+        return decision.approved, decision.payload
+
+
+class ConfirmDialog(PendingDialog):
+    """A shell script the model wants to run in ``base_dir``."""
+
+    kind = PendingKind.CONFIRM_SCRIPT
+    editable: ClassVar[Mapping[str, type]] = {"script": str}
+
+    def __init__(self, script: str, base_dir: str) -> None:
+        super().__init__({"script": script, "base_dir": base_dir})
+
+    def rule_subject(self) -> tuple[str, str, str | None]:
+        return ("run_shell", self._payload["script"], None)
+
+
+class ToolApprovalDialog(PendingDialog):
+    """A mutating file tool call, shown with a unified diff of its effect."""
+
+    kind = PendingKind.TOOL_APPROVAL
+    editable: ClassVar[Mapping[str, type]] = {"args": dict}
+
+    def __init__(self, tool: str, args: dict[str, Any], diff: str = "") -> None:
+        super().__init__({"tool": tool, "args": args, "diff": diff})
+
+    def rule_subject(self) -> tuple[str, str, str | None]:
+        args = self._payload["args"]
+        path = args.get("path") if isinstance(args.get("path"), str) else None
+        return (self._payload["tool"], path or "", path)
+
+
+class MMAApprovalDialog(PendingDialog):
+    """A step an MMA worker proposes for a ticket."""
+
+    kind = PendingKind.MMA_STEP
+    editable: ClassVar[Mapping[str, type]] = {"payload": str}
+
+    def __init__(self, ticket_id: str, payload: str) -> None:
+        super().__init__({"ticket_id": ticket_id, "payload": payload})
+
+    def rule_subject(self) -> tuple[str, str, str | None]:
+        return ("mma_step", self._payload["payload"], None)
+
+
+class MMASpawnApprovalDialog(PendingDialog):
+    """A worker about to start on a ticket; ``abort`` stops the whole track."""
+
+    kind = PendingKind.MMA_SPAWN
+    editable: ClassVar[Mapping[str, type]] = {"prompt": str, "context_md": str}
+
+    def __init__(self, ticket_id: str, role: str, prompt: str, context_md: str) -> None:
+        super().__init__({"ticket_id": ticket_id, "role": role, "prompt": prompt, "context_md": context_md})
+
+    def rule_subject(self) -> tuple[str, str, str | None]:
+        return ("mma_spawn", self._payload["role"], None)
+
+
+class AskDialog(PendingDialog):
+    """A question from outside (e.g. the Gemini CLI bridge) asking to use a tool."""
+
+    kind = PendingKind.ASK
+    editable: ClassVar[Mapping[str, type]] = {"args": dict, "answer": str}
+
+    def __init__(self, question: str, tool: str = "", args: dict[str, Any] | None = None) -> None:
+        super().__init__({"question": question, "tool": tool, "args": dict(args or {})})
+
+    def rule_subject(self) -> tuple[str, str, str | None]:
+        args = self._payload["args"]
+        path = args.get("path") if isinstance(args.get("path"), str) else None
+        text = args.get("command") if isinstance(args.get("command"), str) else self._payload["question"]
+        return (self._payload["tool"] or "ask", text, path)
+
+
+_BY_KIND: dict[PendingKind, type[PendingDialog]] = {
+    cls.kind: cls
+    for cls in (ConfirmDialog, ToolApprovalDialog, MMAApprovalDialog, MMASpawnApprovalDialog, AskDialog)
+}
+
+
+def dialog_from_kind(kind: str) -> type[PendingDialog]:
+    """The dialog class for a kind name; KeyError for unknown kinds."""
+    return _BY_KIND[PendingKind(kind)]

@@ -1,0 +1,163 @@
+"""The per-session audit folder: ``logs/sessions/<YYYYMMDD_HHMMSS>/``.
+
+Files (all JSON-L, one object per line):
+
+- ``comms.log``     every request, response, tool call and tool result
+- ``toolcalls.log`` every executed tool call (tier, args, duration, status, size)
+- ``apihooks.log``  every Hook API request (method, path, status, ms)
+- ``clicalls.log``  every CLI subprocess call (command, stdin, stdout, stderr, latency)
+- ``audit.log``     every Execution Clutch decision (who, when, final payload)
+- ``scripts/``      every script that passed the clutch, saved before it runs
+- ``session.json``  id, pid, version, start and end times
+
+Each entry is written with one ``write`` to a file opened for appending and is
+on disk (in the OS cache) when the call returns, so a crash loses at most the
+entry being written. Known secrets are replaced by ``***`` before anything is
+written.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from manual_slop import __version__
+from manual_slop.atomic_io import atomic_write_text
+
+__all__ = ["LOG_STREAMS", "Redactor", "SessionLog"]
+
+LOG_STREAMS: tuple[str, ...] = ("comms", "toolcalls", "apihooks", "clicalls", "audit")
+
+
+class Redactor:
+    """Replaces known secret values (and their JSON-escaped forms) with ``***``."""
+
+    MIN_SECRET_LENGTH = 4  # shorter strings would mangle ordinary text
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._lock = threading.Lock()
+        self._needles: tuple[str, ...] = ()
+        self.add(secrets)
+
+    def add(self, secrets: Iterable[str]) -> None:
+        with self._lock:
+            needles = set(self._needles)
+            for secret in secrets:
+                if secret and len(secret) >= self.MIN_SECRET_LENGTH:
+                    needles.add(secret)
+                    needles.add(json.dumps(secret)[1:-1])
+            # Longest first so a secret containing another is replaced whole.
+            self._needles = tuple(sorted(needles, key=len, reverse=True))
+
+    def redact(self, text: str) -> str:
+        for needle in self._needles:
+            if needle in text:
+                text = text.replace(needle, "***")
+        return text
+
+
+class SessionLog:
+    """Thread-safe appenders for one session's log folder."""
+
+    def __init__(self, log_dir: Path, redactor: Redactor | None = None) -> None:
+        self.redactor = redactor or Redactor()
+        self.root = self._claim_folder(log_dir / "sessions")
+        self.session_id = self.root.name
+        self.scripts_dir = self.root / "scripts"
+        self.scripts_dir.mkdir()
+        self._locks = {name: threading.Lock() for name in LOG_STREAMS}
+        self._script_seq = itertools.count(1)
+        self._script_lock = threading.Lock()
+        self._started = time.time()
+        self._closed = False
+        for name in LOG_STREAMS:
+            self.path(name).touch()
+        self._write_meta(ended=None)
+
+    @staticmethod
+    def _claim_folder(sessions: Path) -> Path:
+        sessions.mkdir(parents=True, exist_ok=True)
+        base = time.strftime("%Y%m%d_%H%M%S")
+        for attempt in itertools.count(1):
+            candidate = sessions / (base if attempt == 1 else f"{base}_{attempt}")
+            try:
+                candidate.mkdir()  # atomic claim: two apps starting in one second get two folders
+            except FileExistsError:
+                continue
+            return candidate
+        raise AssertionError("unreachable")
+
+    def path(self, stream: str) -> Path:
+        if stream not in self._locks:
+            raise KeyError(f"unknown log stream {stream!r}; known: {', '.join(LOG_STREAMS)}")
+        return self.root / f"{stream}.log"
+
+    def append(self, stream: str, entry: Mapping[str, Any]) -> None:
+        """Append one JSON object to ``<stream>.log``."""
+        record = dict(entry)
+        record.setdefault("local_ts", time.time())
+        line = self.redactor.redact(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
+        data = line.encode("utf-8")
+        path = self.path(stream)
+        with self._locks[stream]:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+
+    def append_comms(self, entry: Mapping[str, Any]) -> None:
+        self.append("comms", entry)
+
+    def append_tool_call(self, entry: Mapping[str, Any]) -> None:
+        self.append("toolcalls", entry)
+
+    def append_api_hook(self, entry: Mapping[str, Any]) -> None:
+        self.append("apihooks", entry)
+
+    def append_cli_call(self, entry: Mapping[str, Any]) -> None:
+        self.append("clicalls", entry)
+
+    def append_audit(self, entry: Mapping[str, Any]) -> None:
+        self.append("audit", entry)
+
+    def save_script(self, text: str, suffix: str = ".sh") -> Path:
+        """Save a script about to run as ``scripts/<HHMMSS>_<seq><suffix>``; returns its path."""
+        with self._script_lock:
+            seq = next(self._script_seq)
+        target = self.scripts_dir / f"{time.strftime('%H%M%S')}_{seq:04d}{suffix}"
+        atomic_write_text(target, self.redactor.redact(text))
+        return target
+
+    def read(self, stream: str) -> list[dict[str, Any]]:
+        """All complete entries of a stream (a torn last line is skipped)."""
+        entries: list[dict[str, Any]] = []
+        for line in self.path(stream).read_text(encoding="utf-8").splitlines():
+            try:
+                entries.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        return entries
+
+    def close(self, **summary: Any) -> None:
+        """Record the end time and ``summary`` (e.g. frames run); appending still works afterwards."""
+        if not self._closed:
+            self._closed = True
+            self._write_meta(ended=time.time(), **summary)
+
+    def _write_meta(self, ended: float | None, **summary: Any) -> None:
+        meta = {
+            **summary,
+            "session_id": self.session_id,
+            "pid": os.getpid(),
+            "version": __version__,
+            "started": self._started,
+            "ended": ended,
+        }
+        atomic_write_text(self.root / "session.json", json.dumps(meta, indent=2) + "\n")

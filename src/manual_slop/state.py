@@ -1,0 +1,195 @@
+"""All GUI-visible application state in one object, written only on the main thread.
+
+:class:`AppState` is built from the three TOML documents at start-up and written
+back into them by the dual flush (:meth:`AppState.apply_to_config`,
+:meth:`AppState.apply_to_project`, :meth:`AppState.apply_to_history`). Keys of
+those documents that the state does not own are left untouched.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from manual_slop.config import DEFAULT_MODELS, PROVIDER_NAMES
+from manual_slop.schema import get_path, set_path
+
+__all__ = ["LOG_VIEW_LIMIT", "AppState", "Notification"]
+
+LOG_VIEW_LIMIT = 50_000  # comms / tool-call entries kept in memory for the views
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """A message for the user (start-up warnings, errors); shown until dismissed."""
+
+    level: str  # "info" | "warning" | "error"
+    message: str
+    ts: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"level": self.level, "message": self.message, "ts": self.ts}
+
+
+@dataclass(slots=True)
+class AppState:
+    """The world as the user sees it. Only the main thread writes it."""
+
+    # AI settings
+    current_provider: str = "local"
+    provider_models: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_MODELS))
+    provider_base_urls: dict[str, str] = field(default_factory=lambda: dict.fromkeys(PROVIDER_NAMES, ""))
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 8192
+    history_trunc_limit: int = 8000
+    approval_policy: str = "manual"
+    approval_timeout_s: float = 3600.0
+    # project
+    project_name: str = ""
+    system_prompt: str = ""
+    files_base_dir: str = "."
+    project_files: list[str] = field(default_factory=list)
+    files_exclude: list[str] = field(default_factory=list)
+    output_dir: str = "md_gen"
+    screenshots: list[str] = field(default_factory=list)
+    discussion_roles: list[str] = field(default_factory=lambda: ["User", "AI", "Vendor API", "System"])
+    auto_add: bool = True
+    # discussions: name -> table with at least "history": list of entries
+    discussions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    active_discussion: str = "main"
+    # GUI
+    theme: str = "dark"
+    font_scale: float = 1.0
+    show_windows: dict[str, bool] = field(default_factory=dict)
+    # message / response
+    ai_input: str = ""
+    ai_response: str = ""
+    ai_status: str = "idle"
+    active_request_id: str | None = None
+    # MMA
+    mma_epic_input: str = ""
+    mma_status: str = "idle"
+    active_tier: str | None = None
+    proposed_tracks: list[dict[str, Any]] = field(default_factory=list)
+    active_track: dict[str, Any] | None = None
+    mma_tickets: list[dict[str, Any]] = field(default_factory=list)
+    tier_usage: dict[str, Any] = field(default_factory=dict)
+    # logs and telemetry
+    comms_log: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    api_metrics: dict[str, Any] = field(default_factory=dict)
+    notifications: list[Notification] = field(default_factory=list)
+    pending_dialogs: list[dict[str, Any]] = field(default_factory=list)  # mirror of the clutch, oldest first
+
+    # -- derived --------------------------------------------------------------------
+    @property
+    def current_model(self) -> str:
+        return self.provider_models.get(self.current_provider, "")
+
+    @current_model.setter
+    def current_model(self, model: str) -> None:
+        self.provider_models[self.current_provider] = model
+
+    @property
+    def provider_base_url(self) -> str:
+        return self.provider_base_urls.get(self.current_provider, "")
+
+    @provider_base_url.setter
+    def provider_base_url(self, url: str) -> None:
+        self.provider_base_urls[self.current_provider] = url
+
+    def discussion_entries(self, name: str | None = None) -> list[dict[str, Any]]:
+        """Entries of a discussion (the active one by default), created empty if missing."""
+        table = self.discussions.setdefault(name or self.active_discussion, {})
+        history = table.get("history")
+        if not isinstance(history, list):
+            history = table["history"] = []
+        return history
+
+    @staticmethod
+    def append_bounded(entries: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
+        """Append and drop the oldest entries beyond LOG_VIEW_LIMIT (trimmed in chunks)."""
+        entries.extend(new)
+        excess = len(entries) - LOG_VIEW_LIMIT
+        if excess > LOG_VIEW_LIMIT // 10:
+            del entries[:excess]
+
+    # -- loading ---------------------------------------------------------------------
+    @classmethod
+    def from_documents(
+        cls, config: dict[str, Any], project: dict[str, Any], history: dict[str, Any], project_stem: str
+    ) -> AppState:
+        """Build the state from normalized config, project and history documents."""
+        state = cls()
+        state.current_provider = get_path(config, "ai.provider")
+        for name in PROVIDER_NAMES:
+            state.provider_models[name] = get_path(config, f"providers.{name}.model", DEFAULT_MODELS[name])
+            state.provider_base_urls[name] = get_path(config, f"providers.{name}.base_url", "")
+        state.provider_models[state.current_provider] = get_path(config, "ai.model")
+        state.temperature = get_path(config, "ai.temperature")
+        state.top_p = get_path(config, "ai.top_p")
+        state.max_tokens = get_path(config, "ai.max_tokens")
+        state.history_trunc_limit = get_path(config, "ai.history_trunc_limit")
+        state.approval_policy = get_path(config, "approval.policy")
+        state.approval_timeout_s = get_path(config, "approval.timeout_s")
+        state.theme = get_path(config, "gui.theme")
+        state.font_scale = get_path(config, "gui.font_scale")
+        state.show_windows = dict(get_path(config, "gui.show_windows"))
+
+        state.project_name = get_path(project, "project.name") or project_stem
+        state.system_prompt = get_path(project, "project.system_prompt")
+        state.files_base_dir = get_path(project, "files.base_dir")
+        state.project_files = list(get_path(project, "files.paths"))
+        state.files_exclude = list(get_path(project, "files.exclude"))
+        state.output_dir = get_path(project, "files.output_dir")
+        state.screenshots = list(get_path(project, "screenshots.paths"))
+        state.discussion_roles = list(get_path(project, "discussion.roles"))
+        state.auto_add = get_path(project, "discussion.auto_add")
+
+        state.discussions = copy.deepcopy(get_path(history, "discussions"))
+        state.active_discussion = get_path(history, "active") or "main"
+        state.discussion_entries()  # the active discussion always exists
+        return state
+
+    # -- dual flush ------------------------------------------------------------------
+    def apply_to_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        """A copy of ``config`` with the state's global settings written in."""
+        out = copy.deepcopy(config)
+        set_path(out, "ai.provider", self.current_provider)
+        set_path(out, "ai.model", self.current_model)
+        set_path(out, "ai.temperature", self.temperature)
+        set_path(out, "ai.top_p", self.top_p)
+        set_path(out, "ai.max_tokens", self.max_tokens)
+        set_path(out, "ai.history_trunc_limit", self.history_trunc_limit)
+        for name in PROVIDER_NAMES:
+            set_path(out, f"providers.{name}.model", self.provider_models.get(name, ""))
+            set_path(out, f"providers.{name}.base_url", self.provider_base_urls.get(name, ""))
+        set_path(out, "approval.policy", self.approval_policy)
+        set_path(out, "approval.timeout_s", self.approval_timeout_s)
+        set_path(out, "gui.theme", self.theme)
+        set_path(out, "gui.font_scale", self.font_scale)
+        set_path(out, "gui.show_windows", dict(self.show_windows))
+        return out
+
+    def apply_to_project(self, project: dict[str, Any]) -> dict[str, Any]:
+        """A copy of ``project`` with the state's project settings written in."""
+        out = copy.deepcopy(project)
+        set_path(out, "project.name", self.project_name)
+        set_path(out, "project.system_prompt", self.system_prompt)
+        set_path(out, "files.base_dir", self.files_base_dir)
+        set_path(out, "files.paths", list(self.project_files))
+        set_path(out, "files.exclude", list(self.files_exclude))
+        set_path(out, "files.output_dir", self.output_dir)
+        set_path(out, "screenshots.paths", list(self.screenshots))
+        set_path(out, "discussion.roles", list(self.discussion_roles))
+        set_path(out, "discussion.auto_add", self.auto_add)
+        return out
+
+    def apply_to_history(self, history: dict[str, Any]) -> dict[str, Any]:
+        """A copy of ``history`` with the discussions written in."""
+        out = copy.deepcopy(history)
+        out["active"] = self.active_discussion
+        out["discussions"] = copy.deepcopy(self.discussions)
+        return out

@@ -1,0 +1,59 @@
+"""Shared fixtures: temporary app folders, controllers that always shut down, leak checks."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from manual_slop.controller import AppController, LaunchOptions
+
+THREAD_GRACE_S = 3.0
+
+
+@pytest.fixture(autouse=True)
+def no_thread_leaks() -> Iterator[None]:
+    """Fail a test that leaves threads running (after a short grace period to finish)."""
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + THREAD_GRACE_S
+    leaked: list[threading.Thread] = []
+    while time.monotonic() < deadline:
+        leaked = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+        if not leaked:
+            return
+        time.sleep(0.02)
+    pytest.fail(f"threads left running: {sorted(t.name for t in leaked)}")
+
+
+@pytest.fixture
+def app_dir(tmp_path: Path) -> Path:
+    """An empty folder standing in for the user's working directory."""
+    folder = tmp_path / "app"
+    folder.mkdir()
+    return folder
+
+
+ControllerFactory = Callable[..., AppController]
+
+
+@pytest.fixture
+def make_controller(app_dir: Path) -> Iterator[ControllerFactory]:
+    """Build controllers on ``app_dir`` (no real environment keys); all are shut down afterwards."""
+    made: list[AppController] = []
+
+    def factory(**kwargs: object) -> AppController:
+        kwargs.setdefault("options", LaunchOptions(headless=True))
+        kwargs.setdefault("environ", {})
+        config = kwargs.pop("config_file", app_dir / "config.toml")
+        controller = AppController(config, **kwargs)  # type: ignore[arg-type]
+        made.append(controller)
+        return controller
+
+    yield factory
+    for controller in made:
+        controller.bind_main_thread()
+        controller.shutdown()

@@ -1,0 +1,140 @@
+"""``python sloppy.py`` as a real subprocess: start-up, signals, flush, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SLOPPY = ROOT / "sloppy.py"
+
+
+def clean_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "SLOP_HOOK_TOKEN"}
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    return env
+
+
+def start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(SLOPPY), *args],
+        cwd=cwd,
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_until_running(proc: subprocess.Popen[str]) -> list[str]:
+    """Read stderr lines until the app says it is running (the ticker has started)."""
+    lines: list[str] = []
+    assert proc.stderr is not None
+    while True:
+        line = proc.stderr.readline()
+        assert line, f"app exited early: {lines}"
+        lines.append(line.rstrip("\n"))
+        if line.startswith("sloppy: session logs:"):
+            return lines
+
+
+def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SLOPPY), *args],
+        cwd=cwd,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_headless_start_and_clean_exit_on_signal(tmp_path: Path, sig: signal.Signals) -> None:
+    config = tmp_path / "config.toml"
+    proc = start(["--headless", "--config", str(config)], tmp_path)
+    try:
+        wait_until_running(proc)
+        proc.send_signal(sig)
+        code = proc.wait(timeout=2.0)  # the issue's limit for a clean exit
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+    stderr = proc.stderr.read()
+    assert code == 0, stderr
+    assert "stopped cleanly" in stderr and "no threads left" in stderr
+    assert tomllib.loads(config.read_text())["ai"]["provider"] == "local"
+    assert tomllib.loads((tmp_path / "manual_slop.toml").read_text())["project"]["name"] == "manual_slop"
+    assert (tmp_path / "manual_slop_history.toml").exists()
+    sessions = list((tmp_path / "logs" / "sessions").iterdir())
+    meta = json.loads((sessions[0] / "session.json").read_text())
+    assert meta["ended"] is not None and meta["frames"] > 0  # the ticker ran
+
+
+def test_no_display_falls_back_to_headless_and_says_so(tmp_path: Path) -> None:
+    proc = start(["--config", str(tmp_path / "config.toml")], tmp_path)
+    try:
+        lines = wait_until_running(proc)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=5) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+    assert lines[0] == "sloppy: no display found; starting headless"
+
+
+def test_corrupt_config_starts_with_defaults_and_a_visible_warning(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[ai\nprovider = ")
+    proc = start(["--headless", "--config", str(config)], tmp_path)
+    try:
+        lines = wait_until_running(proc)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=5) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+    moved = list(tmp_path.glob("config.toml.corrupt-*"))
+    assert len(moved) == 1 and moved[0].read_text() == "[ai\nprovider = "
+    assert any("could not be parsed" in line and moved[0].name in line for line in lines)
+    assert tomllib.loads(config.read_text())["ai"]["provider"] == "local"  # fresh defaults saved
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--bogus"], "unrecognized arguments: --bogus"),
+        (["--hook-port", "abc"], "expected an integer 0-65535, got 'abc'"),
+        (["--hook-port", "70000"], "expected an integer 0-65535, got 70000"),
+        (["--config"], "expected one argument"),
+        (["--config", "{tmp}"], "is a directory"),
+        (["--config", "{tmp}/missing/config.toml"], "does not exist"),
+        (["--project", "{tmp}"], "is a directory"),
+        (["--log-dir", "{tmp}/file.txt"], "exists and is not a directory"),
+        (["--head"], "unrecognized arguments: --head"),  # no abbreviations
+    ],
+)
+def test_bad_input_exits_2_with_one_clear_line(tmp_path: Path, args: list[str], fragment: str) -> None:
+    (tmp_path / "file.txt").write_text("x")
+    result = run([a.replace("{tmp}", str(tmp_path)) for a in args], tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("sloppy: error: ") and fragment in lines[0]
+    assert list(tmp_path.iterdir()) == [tmp_path / "file.txt"]  # nothing was created
+
+
+def test_version_and_help(tmp_path: Path) -> None:
+    assert run(["--version"], tmp_path).stdout.startswith("sloppy ")
+    assert "--enable-test-hooks" in run(["--help"], tmp_path).stdout

@@ -19,12 +19,29 @@ from manual_slop.schema import Field
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
 
-__all__ = ["register_core_bindings", "register_task_handlers"]
+__all__ = ["FEATURE_REGISTRARS", "register_all", "register_core_bindings", "register_task_handlers"]
 
 URL_PATTERN = r"|https?://[^\s]+"
 FEATURE_CONTEXT = "lands with context aggregation and discussions"
 FEATURE_AI = "lands with the multi-provider AI client"
 FEATURE_MMA = "lands with MMA orchestration"
+
+
+# Each feature package adds its fields and actions with a ``register(ctrl)`` function
+# listed here (e.g. ``manual_slop.context.bindings.register``); names reserved in
+# ``_register_actions`` as unavailable are removed when their feature lands.
+FEATURE_REGISTRARS: tuple[str, ...] = ()
+
+
+def register_all(ctrl: AppController) -> None:
+    """Task handlers, core bindings, then every feature's bindings."""
+    import importlib
+
+    register_task_handlers(ctrl)
+    register_core_bindings(ctrl)
+    for dotted in FEATURE_REGISTRARS:
+        module_name, _, function = dotted.rpartition(".")
+        getattr(importlib.import_module(module_name), function)(ctrl)
 
 
 # ======================================================================================

@@ -172,6 +172,9 @@ class AppController:
         # Task ids: a per-run prefix (ids from an earlier run never match) and a counter.
         self._task_prefix = uuid.uuid4().hex[:8] + "-"
         self._task_counter = itertools.count(1)
+        self._log_seq_lock = threading.Lock()
+        self._comms_seq = itertools.count(1)
+        self._tool_seq = itertools.count(1)
         self._requests: dict[str, RequestRecord] = {}
         self._requests_lock = threading.Lock()
 
@@ -182,10 +185,9 @@ class AppController:
         self.tab_bars = SelectorRegistry("tab bar")
         self._task_handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
         self._backend = backend
-        from manual_slop.bindings import register_core_bindings, register_task_handlers
+        from manual_slop.bindings import register_all
 
-        register_task_handlers(self)
-        register_core_bindings(self)
+        register_all(self)
 
         for problem in problems:
             level = "error" if problem.severity == "error" else problem.severity
@@ -305,19 +307,29 @@ class AppController:
             raise RuntimeError("the app is shutting down")
         return future.result(timeout)
 
-    def add_comms_entry(self, entry: Mapping[str, Any]) -> None:
-        """Record a comms entry from any thread: session log now, view at the next frame."""
-        record = {"local_ts": time.time(), **entry}
-        self.session_log.append_comms(record)
-        self._pending_comms.append(record)
-        self.publish("comms", record)
+    def add_comms_entry(self, entry: Mapping[str, Any]) -> dict[str, Any]:
+        """Record a comms entry from any thread: session log now, view at the next frame.
 
-    def add_tool_call(self, entry: Mapping[str, Any]) -> None:
-        """Record an executed tool call from any thread."""
-        record = {"local_ts": time.time(), **entry}
-        self.session_log.append_tool_call(record)
-        self._pending_tool_calls.append(record)
-        self.publish("tool_call", record)
+        Each entry gets ``seq`` (1, 2, ... in the order the view receives them) and ``local_ts``.
+        """
+        return self._add_log_entry(self._pending_comms, self._comms_seq, "comms", entry)
+
+    def add_tool_call(self, entry: Mapping[str, Any]) -> dict[str, Any]:
+        """Record an executed tool call from any thread (numbered like comms entries)."""
+        return self._add_log_entry(self._pending_tool_calls, self._tool_seq, "tool_call", entry)
+
+    def _add_log_entry(
+        self, pending: GuardedList[dict[str, Any]], seq: itertools.count, kind: str, entry: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        with self._log_seq_lock:  # numbering and queueing together keep the view sorted by seq
+            record = {"seq": next(seq), "local_ts": time.time(), **entry}
+            pending.append(record)
+        if kind == "comms":
+            self.session_log.append_comms(record)
+        else:
+            self.session_log.append_tool_call(record)
+        self.publish(kind, record)
+        return record
 
     def add_history_entry(self, role: str, content: str, discussion: str | None = None) -> bool:
         """Append to a discussion (the active one by default) at the next frame."""

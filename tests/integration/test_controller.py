@@ -358,3 +358,19 @@ def test_discussion_listbox_switches_and_rejects_unknown(make_controller) -> Non
     ctrl.run_frame()
     assert ctrl.state.active_discussion == "main"
     assert "no item 'nope'" in ctrl.tasks.get(bad).error
+
+
+def test_concurrent_comms_entries_are_numbered_in_view_order(make_controller) -> None:
+    ctrl = make_controller()
+
+    def sender(n: int) -> None:
+        for i in range(200):
+            ctrl.add_comms_entry({"kind": "response", "sender": n, "i": i})
+
+    threads = [threading.Thread(target=sender, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(5)
+    ctrl.run_frame()
+    assert [e["seq"] for e in ctrl.state.comms_log] == list(range(1, 801))

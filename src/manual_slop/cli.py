@@ -137,9 +137,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not headless and not display_available():
         _say("no display found; starting headless")
         headless = True
-    elif not headless:
-        _say("the desktop window is not built yet; starting headless")
-        headless = True
 
     from manual_slop.controller import AppController, LaunchOptions
     from manual_slop.headless import HeadlessTicker
@@ -169,7 +166,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     _say(f"running {controller.mode}: project {controller.paths.project_file}")
     _say(f"session logs: {controller.session_log.root}")
     try:
-        HeadlessTicker(controller).run()
+        if headless:
+            HeadlessTicker(controller).run()
+        else:
+            from manual_slop.gui import App
+
+            App(controller).run()
     finally:
         leftovers = controller.shutdown()
         for sig, handler in previous.items():

@@ -37,6 +37,7 @@ from manual_slop.automation import (
     AutomationError,
     FeatureUnavailable,
     FieldRegistry,
+    InvalidValue,
     SelectorRegistry,
 )
 from manual_slop.clutch import AllowRule, ExecutionClutch, RuleError
@@ -128,6 +129,7 @@ class AppController:
         self.stop_requested = threading.Event()
         self._stop_signalled = False  # set by signal handlers, which must not take locks
         self._wake = threading.Event()
+        self._wake_listeners: tuple[Callable[[], None], ...] = ()
         self._shut_down = False
         self._frame_failure: tuple[float, str] | None = None
 
@@ -355,23 +357,48 @@ class AppController:
     # the frame (main thread)
     # =====================================================================================
     def run_frame(self, render: Callable[[], None] | None = None) -> None:
-        """One frame: drain everything other threads posted, then render (GUI only)."""
+        """One frame: drain everything other threads posted, then render (if given)."""
+        self.begin_frame()
+        try:
+            if render is not None:
+                render()
+        except Exception as exc:
+            self.record_frame_failure(exc)
+        finally:
+            self.end_frame()
+
+    def begin_frame(self) -> None:
+        """Start of a frame (main thread): timing starts, pending work is applied."""
         self.perf.frame_start()
         self._wake.clear()
         try:
             with self.perf.scope("process_pending"):
                 self.process_pending()
-            if render is not None:
-                render()
-        except Exception as exc:
-            self._frame_failure = (time.monotonic(), f"{type(exc).__name__}: {exc}")
-            log.exception("frame failed")
-        finally:
-            self.perf.frame_end()
+        except Exception as exc:  # process_pending guards each task; this is a bug net
+            self.record_frame_failure(exc)
+
+    def end_frame(self) -> None:
+        """End of a frame (main thread)."""
+        self.perf.frame_end()
+
+    def record_frame_failure(self, exc: BaseException) -> None:
+        """A frame (or a panel in it) raised: reported by health() for the next 2 s."""
+        self._frame_failure = (time.monotonic(), f"{type(exc).__name__}: {exc}")
+        log.error("frame failed: %s", self._frame_failure[1], exc_info=exc)
 
     def _poke(self) -> None:
         if not self._wake.is_set():  # is_set takes no lock; set() does
             self._wake.set()
+            for listener in self._wake_listeners:
+                listener()
+
+    def add_wake_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` (from the posting thread) when work is posted to an idle frame loop.
+
+        The GUI registers a thread-safe "wake the event loop" call here, so a task posted
+        while the window idles is applied at once instead of at the next idle tick.
+        """
+        self._wake_listeners = (*self._wake_listeners, listener)
 
     def wait_for_work(self, timeout: float) -> None:
         """Sleep until something is posted or ``timeout`` passes (headless ticker)."""
@@ -572,6 +599,62 @@ class AppController:
         for problem in problems:
             if problem.severity != "info":
                 self.notify(problem.severity, str(problem))
+
+    def open_project(self, project_file: Path) -> None:
+        """Switch to another project file (main thread); the current project is saved first."""
+        if not self.on_main_thread():
+            raise RuntimeError("open_project must run on the main thread")
+        target = project_file.expanduser().resolve()
+        if not target.is_file():
+            raise InvalidValue(f"project file {target} does not exist")
+        self.flush()
+        self.paths = AppPaths(self.paths.config_file, target, self.paths.log_dir)
+        self._project_file = TomlFile(self.paths.project_file, PROJECT_SCHEMA)
+        self._history_file = TomlFile(self.paths.history_file, HISTORY_SCHEMA)
+        self.reload_project()
+        self._remember_project()
+        self.publish("project_opened", {"project_file": str(target)})
+
+    def new_project(self, project_file: Path) -> None:
+        """Create a project file with defaults beside nothing existing, then open it (main thread)."""
+        target = project_file.expanduser().resolve()
+        if target.exists():
+            raise InvalidValue(f"{target} already exists; open it instead")
+        if target.suffix != ".toml":
+            raise InvalidValue(f"a project file must end in .toml, got {target.name}")
+        if not target.parent.is_dir():
+            raise InvalidValue(f"folder {target.parent} does not exist")
+        defaults = TomlFile(target, PROJECT_SCHEMA).load().data
+        set_path(defaults, "project.name", target.stem)
+        TomlFile(target, PROJECT_SCHEMA).save(defaults)
+        self.open_project(target)
+
+    def recent_projects(self) -> list[str]:
+        return list(get_path(self._config_doc, "projects.recent", []))
+
+    def run_in_background(
+        self,
+        fn: Callable[[], Any],
+        on_done: Callable[[Any], None],
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> bool:
+        """Run blocking ``fn`` on a daemon thread; ``on_done(result)`` or ``on_error(exc)``
+        then runs on the main thread. False when the app is shutting down."""
+
+        def job() -> None:
+            try:
+                result = fn()
+            except Exception as exc:
+                handler = on_error or (lambda e: self.notify("error", f"{type(e).__name__}: {e}"))
+                self.post_gui_task({"action": "custom_callback", "callback": handler, "args": (exc,)})
+            else:
+                self.post_gui_task({"action": "custom_callback", "callback": on_done, "args": (result,)})
+
+        try:
+            self._executor.submit(job)
+        except RuntimeError:
+            return False
+        return True
 
     def flush(self) -> None:
         """Dual flush: project + history, then the global config (main thread)."""

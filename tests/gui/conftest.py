@@ -1,0 +1,97 @@
+"""GUI tests run the real window under Xvfb (software GL), driven by ImGui's test engine.
+
+``display`` starts Xvfb itself when there is no display (``make test`` installs the
+``xvfb`` package); ``run_gui`` runs an App in this process with a test function.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+
+
+@pytest.fixture(scope="session")
+def display() -> Iterator[str]:
+    """A display for the window: the current one, or a private Xvfb started here."""
+    if os.environ.get("DISPLAY") and not os.environ.get("SLOP_TEST_OWN_XVFB"):
+        yield os.environ["DISPLAY"]
+        return
+    xvfb = shutil.which("Xvfb")
+    if xvfb is None:
+        pytest.fail("Xvfb is not installed; `make test` installs it (Debian package xvfb)")
+    read_fd, write_fd = os.pipe()
+    proc = subprocess.Popen(
+        # -noreset: without it the server "regenerates" when its last client leaves and
+        # writes the display number to -displayfd again, and dies if nobody reads it.
+        [xvfb, "-displayfd", str(write_fd), "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"],
+        pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write_fd)
+    try:
+        ready, _, _ = select.select([read_fd], [], [], 10.0)
+        if not ready:
+            pytest.fail("Xvfb did not report a display within 10 s")
+        number = os.read(read_fd, 64).decode().strip()
+        previous = {k: os.environ.get(k) for k in ("DISPLAY", "LIBGL_ALWAYS_SOFTWARE")}
+        os.environ["DISPLAY"] = f":{number}"
+        os.environ["LIBGL_ALWAYS_SOFTWARE"] = "1"
+        yield os.environ["DISPLAY"]
+    finally:
+        os.close(read_fd)
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+    for key, value in previous.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture
+def run_gui(display: str) -> Callable[..., None]:
+    """Run ``App(controller)`` with ``test_fn(ctx, app)``; re-raises test failures."""
+    from imgui_bundle.immapp import testing
+
+    from manual_slop.gui import App
+
+    def runner(controller, test_fn, *, size: tuple[int, int] = (1280, 800), setup=None) -> None:
+        app = App(controller, size=size)
+        app.runner_params.ini_disable = True
+        if setup is not None:
+            setup(app)
+        testing.run(
+            test_function=lambda ctx: test_fn(ctx, app),
+            runner_params=app.runner_params,
+            add_ons_params=app.add_ons,
+        )
+
+    return runner
+
+
+def frames_until(ctx, predicate: Callable[[], bool], max_frames: int = 600) -> None:
+    """Yield frames until ``predicate()`` holds; fail after ``max_frames``."""
+    for _ in range(max_frames):
+        if predicate():
+            return
+        ctx.yield_()
+    raise AssertionError(f"condition not met within {max_frames} frames")

@@ -154,3 +154,55 @@ def test_a_failing_panel_marks_the_app_unhealthy_but_keeps_running(make_controll
 
     run_gui(ctrl, test, setup=setup)
     assert "IM_ASSERT(simulated)" in seen[0]["degraded_reason"]
+
+
+def _diamond(n_layers: int = 4) -> list[dict]:
+    """A diamond-shaped ticket DAG: one root, wide middle layers, one sink."""
+    tickets = [{"id": "T0", "description": "root", "status": "completed", "depends_on": []}]
+    previous = ["T0"]
+    statuses = ["completed", "in_progress", "todo", "blocked", "killed"]
+    for layer in range(1, n_layers):
+        current = []
+        for k in range(3):
+            tid = f"T{layer}{k}"
+            tickets.append(
+                {
+                    "id": tid,
+                    "description": f"work item {tid}",
+                    "status": statuses[(layer + k) % len(statuses)],
+                    "depends_on": list(previous),
+                    "retry_count": k,
+                    "blocked_reason": "waiting on review" if (layer + k) % 5 == 3 else None,
+                }
+            )
+            current.append(tid)
+        previous = current
+    tickets.append({"id": "TZ", "description": "sink", "status": "todo", "depends_on": previous})
+    return tickets
+
+
+def test_mma_dashboard_and_dag_render_ticket_states(make_controller, run_gui, artifacts) -> None:
+    from manual_slop.gui.panels.task_dag import depth_layout
+
+    ctrl = make_controller()
+    tickets = _diamond()
+    ctrl.state.mma_tickets = tickets
+    ctrl.state.active_track = {"id": "track-1", "title": "Demo track"}
+    ctrl.state.mma_status = "running"
+    ctrl.state.tier_usage = {"Tier 3": {"input": 1200, "output": 340, "model": "gemini-2.5-flash-lite"}}
+    ctrl.state.proposed_tracks = [{"title": "Parser", "description": "Write the parser", "priority": "high"}]
+
+    def test(ctx, app) -> None:
+        ctx.yield_(5)
+        app.focus("MMA Dashboard")
+        ctx.yield_(5)
+        testing.capture(ctx, str(artifacts / "panel_mma_dashboard.png"))
+        app.focus("Task DAG")
+        ctx.yield_(10)
+        testing.capture(ctx, str(artifacts / "panel_task_dag.png"))
+        assert ctrl.health()["healthy"], ctrl.health()
+
+    run_gui(ctrl, test)
+    layout = depth_layout(tickets)
+    assert layout["T0"] == (0, 0) and layout["TZ"][0] == 4
+    assert {layout[f"T2{k}"][0] for k in range(3)} == {2}

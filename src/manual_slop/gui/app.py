@@ -233,6 +233,13 @@ class App:
             result.append(Command(f"{verb} {panel.title}", "panel", lambda t=panel.title: self.toggle(t)))
         return result
 
+    def focus(self, title: str) -> None:
+        """Show a panel and bring it to the front (its dock tab is selected)."""
+        window = self._window(title)
+        if window is not None and not window.is_visible:
+            window.is_visible = True
+        hello_imgui.get_runner_params().docking_params.focus_dockable_window(title)
+
     def toggle(self, title: str) -> None:
         window = self._window(title)
         if window is not None:

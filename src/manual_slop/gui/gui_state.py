@@ -61,6 +61,12 @@ class GuiState:
     logs_loaded: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     logs_filters: dict[str, LogFilter] = field(default_factory=lambda: defaultdict(LogFilter))
     project_path_input: str = ""
+    proposal_choice: list[bool] = field(default_factory=list)  # which proposed tracks to accept
+    ticket_edits: dict[str, dict[str, str]] = field(default_factory=dict)  # ticket id -> typed text
+    dag_editor: Any = None  # the node editor context of the Task DAG
+    dag_ids: dict[str, int] = field(default_factory=dict)  # ticket id -> node id base
+    dag_placed: set[str] = field(default_factory=set)  # tickets positioned once
+    dag_fit: bool = True  # zoom to fit at the next frame
     last_response: str = ""  # the response the Response tab was last brought forward for
     fps_history: list[float] = field(default_factory=list)
     frame_ms_history: list[float] = field(default_factory=list)

@@ -13,8 +13,10 @@ from manual_slop.gui.panels.diagnostics import render_diagnostics
 from manual_slop.gui.panels.discussion import render_discussion
 from manual_slop.gui.panels.logs import render_logs
 from manual_slop.gui.panels.message import render_message
+from manual_slop.gui.panels.mma_dashboard import render_mma_dashboard
 from manual_slop.gui.panels.projects import render_projects
 from manual_slop.gui.panels.response import render_response
+from manual_slop.gui.panels.task_dag import render_task_dag
 from manual_slop.gui.panels.tool_calls import render_tool_calls
 
 if TYPE_CHECKING:
@@ -36,6 +38,8 @@ PANELS: tuple[Panel, ...] = (
     Panel("AI Settings", "ai_settings", render_ai_settings, "RightSpace"),
     Panel("Discussion", "discussion", render_discussion, "MainDockSpace"),
     Panel("Response", "response", render_response, "MainDockSpace"),
+    Panel("MMA Dashboard", "mma_dashboard", render_mma_dashboard, "MainDockSpace"),
+    Panel("Task DAG", "task_dag", render_task_dag, "MainDockSpace"),
     Panel("Message", "message", render_message, "MessageSpace"),
     Panel("Comms Log", "comms_log", render_comms_log, "BottomSpace"),
     Panel("Tool Calls", "tool_calls", render_tool_calls, "BottomSpace"),

@@ -7,13 +7,12 @@
 from __future__ import annotations
 
 import os
-import select
-import shutil
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.xvfb import XvfbMissing, xvfb_display
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
@@ -24,41 +23,11 @@ def display() -> Iterator[str]:
     if os.environ.get("DISPLAY") and not os.environ.get("SLOP_TEST_OWN_XVFB"):
         yield os.environ["DISPLAY"]
         return
-    xvfb = shutil.which("Xvfb")
-    if xvfb is None:
-        pytest.fail("Xvfb is not installed; `make test` installs it (Debian package xvfb)")
-    read_fd, write_fd = os.pipe()
-    proc = subprocess.Popen(
-        # -noreset: without it the server "regenerates" when its last client leaves and
-        # writes the display number to -displayfd again, and dies if nobody reads it.
-        [xvfb, "-displayfd", str(write_fd), "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"],
-        pass_fds=(write_fd,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write_fd)
     try:
-        ready, _, _ = select.select([read_fd], [], [], 10.0)
-        if not ready:
-            pytest.fail("Xvfb did not report a display within 10 s")
-        number = os.read(read_fd, 64).decode().strip()
-        previous = {k: os.environ.get(k) for k in ("DISPLAY", "LIBGL_ALWAYS_SOFTWARE")}
-        os.environ["DISPLAY"] = f":{number}"
-        os.environ["LIBGL_ALWAYS_SOFTWARE"] = "1"
-        yield os.environ["DISPLAY"]
-    finally:
-        os.close(read_fd)
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-    for key, value in previous.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+        with xvfb_display() as name:
+            yield name
+    except XvfbMissing as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture

@@ -35,6 +35,8 @@ class LogFilter:
     cached_key: tuple[Any, ...] = ()
     cached_rows: list[int] = field(default_factory=list)
     user_count: int = 0  # entries already filtered into cached_rows
+    cells: dict[int, tuple[str, ...]] = field(default_factory=dict)  # entry index -> cell texts
+    detail: tuple[Any, str] = (None, "")  # (selected entry, its pretty JSON)
 
 
 @dataclass(slots=True)
@@ -67,6 +69,7 @@ class GuiState:
     dag_ids: dict[str, int] = field(default_factory=dict)  # ticket id -> node id base
     dag_placed: set[str] = field(default_factory=set)  # tickets positioned once
     dag_fit: bool = True  # zoom to fit at the next frame
+    base_dir_cache: tuple[Any, str] = ((), "")  # (project file, base dir) -> resolved path
     last_response: str = ""  # the response the Response tab was last brought forward for
     fps_history: list[float] = field(default_factory=list)
     frame_ms_history: list[float] = field(default_factory=list)

@@ -51,6 +51,7 @@ def filtered_rows(entries: Sequence[Entry], flt: LogFilter, kind_key: str) -> li
         flt.cached_key = key
         flt.cached_rows = []
         flt.user_count = 0
+        flt.cells.clear()
     for index in range(flt.user_count, len(entries)):
         if _passes(entries[index], flt, kind_key):
             flt.cached_rows.append(index)
@@ -108,11 +109,14 @@ def render_log_view(
 
         def draw_row(row: int) -> None:
             index = rows[row]
-            entry = entries[index]
+            cells = flt.cells.get(index)
+            if cells is None:  # formatting (json.dumps of payloads) once per entry, not per frame
+                if len(flt.cells) > 4096:
+                    flt.cells.clear()
+                cells = flt.cells[index] = tuple(column.value(entries[index]) for column in columns)
             imgui.table_next_row()
-            for n, column in enumerate(columns):
+            for n, text in enumerate(cells):
                 imgui.table_set_column_index(n)
-                text = column.value(entry)
                 if n == 0:
                     clicked, _ = imgui.selectable(
                         f"{text}##{view_id}{index}",
@@ -127,7 +131,10 @@ def render_log_view(
         clipped_rows(len(rows), draw_row)
         imgui.end_table()
     if flt.selected is not None and flt.selected < len(entries):
-        detail = json.dumps(entries[flt.selected], indent=2, default=str, ensure_ascii=False)
+        if flt.detail[0] != (flt.selected, id(entries[flt.selected])):
+            text = json.dumps(entries[flt.selected], indent=2, default=str, ensure_ascii=False)
+            flt.detail = ((flt.selected, id(entries[flt.selected])), text)
+        detail = flt.detail[1]
         imgui.input_text_multiline(
             f"##{view_id}_detail", detail, ImVec2(-1, -1), imgui.InputTextFlags_.read_only
         )

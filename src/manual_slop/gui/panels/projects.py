@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from imgui_bundle import imgui
@@ -28,7 +29,11 @@ def _render(ui: Ui) -> None:
     imgui.text_wrapped(str(ctrl.paths.project_file))
     text_field(ui, "Name", "project_name", commit_on_change=False)
     text_field(ui, "Base dir", "files_base_dir", commit_on_change=False)
-    imgui.text_disabled(f"= {ctrl.base_dir()}")
+    # Resolving touches the file system: only when the project or base dir changes.
+    key = (str(ctrl.paths.project_file), ui.state.files_base_dir)
+    if ui.gui.base_dir_cache[0] != key:
+        ui.gui.base_dir_cache = (key, str(ctrl.base_dir()))
+    imgui.text_disabled(f"= {ui.gui.base_dir_cache[1]}")
     text_field(ui, "Output dir", "output_dir", commit_on_change=False)
     imgui.text("System prompt")
     text_field(ui, "##system_prompt", "system_prompt", multiline=True, height_lines=6)
@@ -49,7 +54,7 @@ def _render(ui: Ui) -> None:
     imgui.same_line()
     if imgui.button("New") and ui.act.click("btn_new_project", ui.gui.project_path_input):
         ui.gui.project_path_input = ""
-    recent = [p for p in ctrl.recent_projects() if p]
+    recent = ctrl.recent_projects()
     if recent:
         imgui.text_disabled("Recent")
         for index, path in enumerate(recent):
@@ -58,7 +63,5 @@ def _render(ui: Ui) -> None:
 
 
 def _resolve(ui: Ui, shown: str) -> str:
-    from pathlib import Path
-
     path = Path(shown)
     return str(path if path.is_absolute() else ui.ctrl.paths.config_file.parent / path)

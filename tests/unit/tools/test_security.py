@@ -73,7 +73,7 @@ def test_protected_files_are_recognised_through_hard_links(project: Path, tmp_pa
     "name",
     [
         "credentials.toml",
-        "".join(chr(ord(c) + 0xFEE0) for c in "CREDENTIALS") + ".toml"  # full-width,
+        "".join(chr(ord(c) + 0xFEE0) for c in "CREDENTIALS") + ".toml",  # full-width
         "cr\u0435dentials.toml",
         "credentials.toml. ",
         "c\u200bredentials.toml",

@@ -249,8 +249,8 @@ def grep(args: dict[str, Any], run: ToolRun) -> str:
         shown = run.display(path)
         try:
             for number, line in enumerate(iter_lines(path, shown), start=1):
-                if regex.search(line):
-                    text = line.rstrip("\r\n")
+                text = line.rstrip("\r\n")
+                if regex.search(text):
                     if len(text) > GREP_LINE_CHARS:
                         text = text[:GREP_LINE_CHARS] + "..."
                     results.append(f"{shown}:{number}: {text}")

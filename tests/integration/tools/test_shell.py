@@ -156,6 +156,11 @@ def test_detached_background_work_survives(ctx: ExecutionContext, project: Path)
     assert (project / "late.txt").read_text() == "late\n"
 
 
+def test_a_shell_that_closes_its_output_and_keeps_running_times_out(ctx: ExecutionContext) -> None:
+    result = shell(ctx, "echo before; exec >&- 2>&-; sleep 300", timeout=1.0)
+    assert result.status is ToolStatus.TIMEOUT and "--- stdout ---\nbefore" in result.content
+
+
 def test_huge_output_is_bounded(ctx: ExecutionContext) -> None:
     result = shell(ctx, "head -c 3000000 /dev/zero | tr '\\0' 'x'")
     assert result.ok and result.metadata["truncated"] is True

@@ -292,24 +292,41 @@ class _Handler(BaseHTTPRequestHandler):
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """http.server's own rejections (bad request line, headers, unknown method) as JSON errors."""
+        headers: dict[str, str] = {}
         if code == 501:  # a method no route uses
-            error: HookApiError = MethodNotAllowed(f"method {self.command!r} is not supported")
+            error: HookApiError = self._unsupported_method()
+            if isinstance(error, MethodNotAllowed):
+                headers["Allow"] = ", ".join(error.allowed)
         else:  # 400 bad syntax, 414 request line too long, 431 headers too large, 505 version
             error = BadRequest(f"malformed HTTP request: {message or code}")
         self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # unparsable request line: still answer with headers
+            self.request_version = self.protocol_version
         try:
-            HookServer._reply(self, error.status, error.to_body(), {})
+            HookServer._reply(self, error.status, error.to_body(), headers)
         except OSError:
             return
         self.server.hooks.controller.session_log.append_api_hook(
             {
-                "method": str(self.command or "?")[:20],
-                "path": urlsplit(str(self.path or "?")).path[:LOGGED_PATH_CHARS],
+                "method": str(getattr(self, "command", None) or "?")[:20],
+                "path": urlsplit(str(getattr(self, "path", None) or "?")).path[:LOGGED_PATH_CHARS],
                 "status": error.status,
                 "ms": 0.0,
                 "error": str(error.code),
             }
         )
+
+    def _unsupported_method(self) -> HookApiError:
+        path = unquote(urlsplit(self.path).path)
+        try:
+            self.server.hooks.router.match("", path)
+        except HookApiError as exc:
+            if isinstance(exc, MethodNotAllowed):
+                return MethodNotAllowed(
+                    f"method {self.command!r} is not supported; use {', '.join(exc.allowed)}", exc.allowed
+                )
+            return exc
+        raise AssertionError("no route has an empty method")
 
     def log_message(self, format: str, *args: Any) -> None:  # every request goes to apihooks.log instead
         pass

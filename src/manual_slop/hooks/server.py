@@ -2,8 +2,8 @@
 
 Per request: read the body (at most 1 MiB, else 413) → check the bearer token (every
 request but ``GET /status`` when one is configured, else 401) → route (404 / 405) →
-check the query and body (400) → run the handler (:mod:`.api`) → reply JSON → append
-``{method, path, status, ms}`` to ``apihooks.log``. Any exception a handler did not turn
+check the query and body (400) → run the handler (:mod:`.api`) → append
+``{method, path, status, ms}`` to ``apihooks.log`` → reply JSON. Any exception a handler did not turn
 into an error reply becomes a 500 ``internal`` with the traceback in ``app.log``.
 
 Lifetime: :meth:`HookServer.start` binds and serves on the ``slop-hook-server`` thread;
@@ -23,6 +23,7 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
@@ -150,9 +151,10 @@ class HookServer:
         self.api.close()
         httpd.shutdown()
         left = join_all([thread], max(0.0, deadline - time.monotonic()))
-        # Let replies in flight (woken long polls, rejected asks) reach their clients,
-        # then close the idle keep-alive connections the rest are waiting on.
-        join_all(httpd.connection_threads(), min(0.5, max(0.0, deadline - time.monotonic())))
+        # Idle keep-alive connections are closed at once; replies in flight (woken long
+        # polls, rejected asks) get until the deadline to reach their clients.
+        httpd.close_connections(idle_only=True)
+        httpd.wait_until_idle(max(0.0, deadline - time.monotonic()))
         httpd.close_connections()
         left += join_all(httpd.connection_threads(), max(0.0, deadline - time.monotonic()))
         httpd.server_close()
@@ -188,13 +190,6 @@ class HookServer:
             log.exception("hook %s %s failed", method, raw_path[:LOGGED_PATH_CHARS])
             error = InternalError(f"internal error ({type(exc).__name__}); the traceback is in app.log")
             status, body = error.status, error.to_body()
-        try:
-            self._reply(request, status, body, headers)
-        except OSError:  # the client went away; the request still counts
-            request.close_connection = True
-            after_error = True
-        else:
-            after_error = False
         entry: dict[str, Any] = {
             "method": method,
             "path": raw_path[:LOGGED_PATH_CHARS],
@@ -203,9 +198,12 @@ class HookServer:
         }
         if status >= 400:
             entry["error"] = body["error"]["code"]
-        if after_error:
-            entry["reply_failed"] = True
+        # Logged before the reply leaves, so a client holding its reply finds the entry.
         self.controller.session_log.append_api_hook(entry)
+        try:
+            self._reply(request, status, body, headers)
+        except OSError:  # the client went away
+            request.close_connection = True
         if after is not None:
             after()
 
@@ -286,7 +284,8 @@ class _Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True  # headers and body are two writes; do not let Nagle delay the second
 
     def _dispatch(self) -> None:
-        self.server.hooks.handle(self)
+        with self.server.busy():
+            self.server.hooks.handle(self)
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _dispatch
 
@@ -343,7 +342,9 @@ class _HttpServer(ThreadingHTTPServer):
         self.hooks = hooks
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
         self._connections: dict[threading.Thread, socket.socket] = {}
+        self._busy: set[threading.Thread] = set()  # connections handling a request right now
         super().__init__(address, _Handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
@@ -373,10 +374,27 @@ class _HttpServer(ThreadingHTTPServer):
         with self._lock:
             return list(self._connections)
 
-    def close_connections(self) -> None:
-        """Wake connection threads waiting for a next request on a kept-alive socket."""
+    @contextlib.contextmanager
+    def busy(self) -> Iterator[None]:
+        """Mark the calling connection as handling a request (not to be closed while idle ones are)."""
+        thread = threading.current_thread()
         with self._lock:
-            sockets = list(self._connections.values())
+            self._busy.add(thread)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._busy.discard(thread)
+                self._idle.notify_all()
+
+    def wait_until_idle(self, timeout: float) -> bool:
+        with self._lock:
+            return self._idle.wait_for(lambda: not self._busy, timeout)
+
+    def close_connections(self, idle_only: bool = False) -> None:
+        """Shut down connection sockets, waking threads that wait for a next request on them."""
+        with self._lock:
+            sockets = [s for t, s in self._connections.items() if not (idle_only and t in self._busy)]
         for sock in sockets:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)

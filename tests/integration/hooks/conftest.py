@@ -24,13 +24,17 @@ from manual_slop.headless import HeadlessTicker
 from manual_slop.hooks import ApiHookClient, HookServer
 
 DOC_URI = "urn:manual-slop:hook-api"
+_VALID_DOCS: set[str] = set()
 
 
 class Contract:
     """The served OpenAPI document as a reply checker."""
 
     def __init__(self, doc: dict[str, Any]) -> None:
-        validate_openapi(doc)  # a valid OpenAPI 3.1 document in the first place
+        text = json.dumps(doc, sort_keys=True)
+        if text not in _VALID_DOCS:  # validating takes ~0.5 s; the document rarely changes
+            validate_openapi(doc)  # a valid OpenAPI 3.1 document in the first place
+            _VALID_DOCS.add(text)
         self.doc = doc
         resource = Resource.from_contents(doc, default_specification=DRAFT202012)
         self._registry = Registry().with_resource(DOC_URI, resource)

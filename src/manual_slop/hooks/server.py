@@ -199,7 +199,10 @@ class HookServer:
         if status >= 400:
             entry["error"] = body["error"]["code"]
         # Logged before the reply leaves, so a client holding its reply finds the entry.
-        self.controller.session_log.append_api_hook(entry)
+        try:
+            self.controller.session_log.append_api_hook(entry)
+        except OSError as exc:  # a full disk must not cost the client its reply
+            log.warning("apihooks.log: %s", exc)
         try:
             self._reply(request, status, body, headers)
         except OSError:  # the client went away
@@ -241,7 +244,7 @@ class HookServer:
             # instead of a connection reset; beyond that, close without reading.
             if length > DRAIN_LIMIT_BYTES or not _discard(request.rfile, length):
                 request.close_connection = True
-            raise PayloadTooLarge(f"the body has {length} bytes; the limit is {self.max_body} bytes (1 MiB)")
+            raise PayloadTooLarge(f"the body has {length} bytes; the limit is {self.max_body} bytes")
         raw = request.rfile.read(length) if length else b""
         if len(raw) < length:
             request.close_connection = True

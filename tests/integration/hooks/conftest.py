@@ -104,19 +104,9 @@ class HookApp:
         self.clients.append(made)
         return made
 
-    def call(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        raw: bytes | None = None,
-        headers: dict[str, str] | None = None,
-        auth: bool = True,
-        timeout: float = 10.0,
-    ) -> Reply:
+    def call(self, method: str, path: str, body: Any = None, **options: Any) -> Reply:
         """One request on a fresh connection; the reply is checked against the contract."""
-        return raw_call(self, method, path, body, raw=raw, headers=headers, auth=auth, timeout=timeout)
+        return raw_call(self, method, path, body, **options)
 
 
 def raw_call(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from pathlib import Path
@@ -18,6 +19,7 @@ from manual_slop.dialogs import (
     ToolApprovalDialog,
 )
 from manual_slop.hooks import Conflict, HookTaskFailed, NotFound, RequestTimedOut
+from manual_slop.schema import Field
 from tests.integration.hooks.conftest import HookApp, wait_until
 from tests.integration.test_controller import FakeBackend
 
@@ -318,3 +320,18 @@ def test_token_is_required_everywhere_but_status(hook_app_factory) -> None:
     assert app.call("GET", "/api/gui/state").status == 200
     with pytest.raises(RequestTimedOut):
         app.client().ask("timeout?", timeout_s=0.2)
+
+
+def test_a_server_bug_is_a_json_500_with_the_traceback_in_the_log(hook_app: HookApp, caplog) -> None:
+    def broken() -> str:
+        raise RuntimeError("getter bug")
+
+    hook_app.ctrl.fields.register("broken", Field(str, "", "a field whose getter fails"), broken)
+    with caplog.at_level(logging.ERROR):
+        reply = hook_app.call("GET", "/api/gui/value/broken")
+    assert reply.status == 500 and reply.body["error"]["code"] == "internal"
+    assert "RuntimeError" in reply.body["error"]["message"]
+    logged = [r for r in caplog.records if r.name == "manual_slop.hooks.server" and r.exc_info]
+    assert logged and "GET /api/gui/value/broken failed" in logged[0].getMessage()
+    assert str(logged[0].exc_info[1]) == "getter bug"
+    assert hook_app.call("GET", "/api/gui/value/ai_status").status == 200  # still serving

@@ -32,7 +32,7 @@ from imgui_bundle.immapp import testing  # noqa: E402
 from tests.xvfb import xvfb_display  # noqa: E402
 
 from manual_slop.controller import AppController  # noqa: E402
-from manual_slop.gui import App  # noqa: E402
+from manual_slop.gui import App, kept_signal_dispositions  # noqa: E402
 
 
 class BlockedBackend:
@@ -115,7 +115,8 @@ def run_once(loaded: bool, frames: int) -> tuple[list[float], list[float]]:
                     last = now
                     work.append(ctrl.perf.get_metrics()["last_frame_time_ms"])
 
-            testing.run(test_function=test, runner_params=app.runner_params, add_ons_params=app.add_ons)
+            with kept_signal_dispositions():
+                testing.run(test_function=test, runner_params=app.runner_params, add_ons_params=app.add_ons)
         finally:
             backend.release.set()
             ctrl.bind_main_thread()

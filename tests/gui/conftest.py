@@ -41,18 +41,19 @@ def run_gui(display: str) -> Callable[..., None]:
     """Run ``App(controller)`` with ``test_fn(ctx, app)``; re-raises test failures."""
     from imgui_bundle.immapp import testing
 
-    from manual_slop.gui import App
+    from manual_slop.gui import App, kept_signal_dispositions
 
     def runner(controller, test_fn, *, size: tuple[int, int] = (1280, 800), setup=None) -> None:
         app = App(controller, size=size)
         app.runner_params.ini_disable = True
         if setup is not None:
             setup(app)
-        testing.run(
-            test_function=lambda ctx: test_fn(ctx, app),
-            runner_params=app.runner_params,
-            add_ons_params=app.add_ons,
-        )
+        with kept_signal_dispositions():
+            testing.run(
+                test_function=lambda ctx: test_fn(ctx, app),
+                runner_params=app.runner_params,
+                add_ons_params=app.add_ons,
+            )
 
     return runner
 

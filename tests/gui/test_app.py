@@ -206,3 +206,18 @@ def test_mma_dashboard_and_dag_render_ticket_states(make_controller, run_gui, ar
     layout = depth_layout(tickets)
     assert layout["T0"] == (0, 0) and layout["TZ"][0] == 4
     assert {layout[f"T2{k}"][0] for k in range(3)} == {2}
+
+
+def test_after_the_window_closes_a_broken_pipe_is_an_exception_not_a_crash(make_controller, run_gui) -> None:
+    """A library of the window leaves a SIGPIPE handler in unloaded code; it must not survive."""
+    import socket
+
+    run_gui(make_controller(), lambda ctx, app: ctx.yield_(3))
+    left, right = socket.socketpair()
+    right.close()
+    try:
+        with __import__("pytest").raises(BrokenPipeError):
+            for _ in range(10):
+                left.sendall(b"x" * 65536)
+    finally:
+        left.close()

@@ -15,10 +15,12 @@ the panel instead of killing the render loop.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import os
-from collections.abc import Callable
+import signal
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,7 +38,7 @@ from manual_slop.gui.widgets import COLORS, spinner_text, status_color
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
 
-__all__ = ["WINDOW_TITLE", "App"]
+__all__ = ["WINDOW_TITLE", "App", "kept_signal_dispositions"]
 
 log = logging.getLogger(__name__)
 
@@ -248,7 +250,28 @@ class App:
     # -- run ----------------------------------------------------------------------------------
     def run(self) -> None:
         """Open the window; returns when it closes (the caller then shuts the controller down)."""
-        immapp.run(self.runner_params, self.add_ons)
+        with kept_signal_dispositions():
+            immapp.run(self.runner_params, self.add_ons)
+
+
+@contextlib.contextmanager
+def kept_signal_dispositions() -> Iterator[None]:
+    """Put SIGPIPE (and SIGINT/SIGTERM) back as they were once the window has closed.
+
+    A library loaded for the window installs its own SIGPIPE handler and is unloaded
+    when the window closes, leaving the handler pointing at unmapped code: the next
+    write to a closed socket (any HTTP client hanging up) then crashes the process
+    with SIGSEGV. Python ignores SIGPIPE and reports EPIPE as BrokenPipeError; we
+    restore exactly that.
+    """
+    names = ("SIGPIPE", "SIGINT", "SIGTERM")
+    saved = {getattr(signal, n): signal.getsignal(getattr(signal, n)) for n in names if hasattr(signal, n)}
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            if handler is not None:
+                signal.signal(signum, handler)
 
 
 def _glfw_wake() -> Callable[[], None] | None:

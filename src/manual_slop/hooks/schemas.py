@@ -262,6 +262,7 @@ EVENT_TYPES: dict[str, str] = {
     "pending_added": "a dialog waits for a decision: {id, kind, created, payload}",
     "pending_resolved": "a pending dialog was decided: {id, kind, approved, abort, decider}",
     "mma_state": "the MMA view state changed: {status?, active_tier?, tier_usage?, tickets?, track?}",
+    "project_opened": "another project file was opened: {project_file}",
     "ticket_status": "a ticket changed status (published by the MMA engine when it lands)",
     "track_proposal": "Tier 1 proposed tracks: {tracks}",
     "error": "something failed: {message, task_id?, action?}",

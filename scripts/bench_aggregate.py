@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Cost of skeleton aggregation, measured beside a bare ``ast.parse`` of the same files.
 
-Corpus: the running interpreter's standard library (``sysconfig`` ``stdlib``, without
-site-packages), topped up from its ``purelib`` (the venv's site-packages) until it holds
-at least ``--files`` Python files (default 2,000). Every file is read once first, so
+Corpus: ``--files`` Python files (default 2,000) from the running interpreter's standard
+library (``sysconfig`` ``stdlib``, without site-packages), topped up from its ``purelib``
+(the venv's site-packages) when the library has fewer. Every file is read once first, so
 both sides run from the page cache.
 
 1. **bare parse**: ``ast.parse`` of every source (texts already in memory); also
@@ -47,7 +47,7 @@ def corpus(minimum: int) -> list[Path]:
         purelib = Path(sysconfig.get_paths()["purelib"])
         extra = sorted(p for p in purelib.rglob("*.py") if p.is_file())
         files += extra[: minimum - len(files)]
-    return files
+    return files[:minimum]
 
 
 def bare_parse(sources: list[str]) -> float:

@@ -150,12 +150,10 @@ def aggregate(
     if not ordered:
         return Aggregate("", [])
     blocks: list[str] = []
-    tags: list[tuple[str, ...]] = []
     for item in ordered:
         if item.kind is not FileKind.TEXT:  # missing, binary, images: listed by name
             item.effective_mode = ViewMode.NONE
             blocks.append(render_block(item, ViewMode.NONE, cache=cache))
-            tags.append(())
             continue
         mode, tag = _initial_mode(item, strategy)
         provider = (
@@ -172,7 +170,6 @@ def aggregate(
             block = render_block(item, mode, cache=cache, masks=masks, tags=tag)
         item.effective_mode = mode
         blocks.append(block)
-        tags.append(tag)
     omitted = 0
     if strategy is Strategy.AUTO:
         omitted = _fit_budget(ordered, blocks, token_budget, cache, masks)

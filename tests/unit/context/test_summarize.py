@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import sysconfig
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -133,3 +135,21 @@ def test_other_text_shows_its_head_and_length() -> None:
     out = summary_text("notes.txt", text, lambda: None)
     assert out.startswith("line 0\n") and "line 19" in out and "line 20" not in out
     assert "(100 lines in all)" in out
+
+
+def test_skeletons_of_the_standard_library_still_parse() -> None:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(p for p in stdlib.rglob("*.py") if "site-packages" not in p.parts)[::10]
+    checked = 0
+    for path in files:
+        try:
+            source = path.read_text(encoding="utf-8")
+            tree = ast.parse(source)
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        try:
+            ast.parse(python_skeleton(source, tree))
+        except SyntaxError as exc:
+            raise AssertionError(f"skeleton of {path} does not parse: {exc}") from exc
+        checked += 1
+    assert checked > 100

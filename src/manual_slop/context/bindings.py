@@ -28,7 +28,11 @@ __all__ = ["ACTION_PARAMS", "register"]
 _INDEX = Field(int, 0, "entry index (0 = first)", minimum=0)
 _DISCUSSION = Field(str, "", "discussion name (default: the active one)")
 _NAME = Field(
-    str, "", "a name of 1-100 characters", pattern=r"\S(?:.{0,98}\S)?", pattern_doc="1-100 characters"
+    str,
+    "",
+    "a name of 1-100 characters",
+    pattern=r"\S(?:.{0,98}\S)?",
+    pattern_doc="a name of 1-100 characters",
 )
 
 # Keys each table-taking action accepts: key -> (field, required)
@@ -267,7 +271,9 @@ def _register_fields(ctrl: AppController) -> None:
 def _register_context_actions(ctrl: AppController) -> None:
     service = ctrl.context
     reg = ctrl.actions.register
-    name_field = Field(str, "", "a preset name", pattern=r"\S(?:.{0,98}\S)?", pattern_doc="1-100 characters")
+    name_field = Field(
+        str, "", "a preset name", pattern=r"\S(?:.{0,98}\S)?", pattern_doc="a name of 1-100 characters"
+    )
 
     def set_view(call: ActionCall) -> None:
         p = _params("btn_set_view_mode", call.user_data)

@@ -33,7 +33,9 @@ from manual_slop.atomic_io import atomic_write_bytes, move_aside, sweep_stale_te
 from manual_slop.schema import Field, Problem, Schema, normalize
 
 __all__ = [
+    "CONTEXT_STRATEGIES",
     "CREDENTIAL_ENV_VARS",
+    "DEFAULT_MASK_PATTERNS",
     "DEFAULT_MODELS",
     "DEFAULT_WINDOWS",
     "GLOBAL_SCHEMA",
@@ -100,6 +102,10 @@ DEFAULT_WINDOWS: dict[str, bool] = {
 APPROVAL_POLICIES: tuple[str, ...] = ("manual", "allow_list", "auto")
 SHELL_PROGRAMS: tuple[str, ...] = ("auto", "bash", "pwsh", "powershell")
 
+# context aggregation (manual_slop.context): strategies and the default secret-line patterns
+CONTEXT_STRATEGIES: tuple[str, ...] = ("full", "summarize", "auto")
+DEFAULT_MASK_PATTERNS: tuple[str, ...] = (r"(?i)(api[_-]?key|secret|passw(or)?d|token)\s*[:=]",)
+
 
 def _global_schema() -> dict[str, Field]:
     schema: dict[str, Field] = {
@@ -148,6 +154,21 @@ PROJECT_SCHEMA: Schema = {
     "discussion.roles": Field(list, ["User", "AI", "Vendor API", "System"], "Discussion roles", items=str),
     "discussion.auto_add": Field(bool, True, "Append sent messages and responses to the discussion"),
     "approval.rules": Field(list, [], "allow_list rules ({tool, pattern?, path_glob?})", items=dict),
+    "context.strategy": Field(
+        str, "auto", "Aggregation strategy for files in full mode", choices=CONTEXT_STRATEGIES
+    ),
+    "context.token_budget": Field(
+        int, 100_000, "auto: the files section stays within this many tokens", minimum=256, maximum=10_000_000
+    ),
+    "context.full_threshold": Field(
+        int, 4_000, "auto: files up to this many tokens are sent in full", minimum=1, maximum=10_000_000
+    ),
+    "context.mask_patterns": Field(
+        list, list(DEFAULT_MASK_PATTERNS), "Regexes: matching lines of masked files are hidden", items=str
+    ),
+    "context.subagent_summaries": Field(bool, False, "summarize: the provider summarizes very large files"),
+    "context.views": Field(dict, {}, "Per-file views by path: {mode, slices?, annotation?}", values=dict),
+    "context.presets": Field(dict, {}, "Named sets of files, excludes and views", values=dict),
 }
 
 HISTORY_SCHEMA: Schema = {

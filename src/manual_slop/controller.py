@@ -48,6 +48,7 @@ from manual_slop.config import (
     Credentials,
     TomlFile,
 )
+from manual_slop.context.service import ContextService
 from manual_slop.dialogs import Decision, PendingDialog
 from manual_slop.events import AsyncEventQueue, EventJournal, UserRequestEvent
 from manual_slop.perf import PerformanceMonitor
@@ -157,6 +158,7 @@ class AppController:
         self.state = AppState.from_documents(
             self._config_doc, self._project_doc, self._history_doc, self.paths.project_file.stem
         )
+        self.context = ContextService(self)  # aggregation, AST cache, discussions, undo
         self.clutch = ExecutionClutch(
             audit=self.session_log.append_audit,
             publish=self._on_clutch_event,
@@ -188,6 +190,7 @@ class AppController:
         from manual_slop.bindings import register_all
 
         register_all(self)
+        problems += self.context.load()
 
         for problem in problems:
             level = "error" if problem.severity == "error" else problem.severity
@@ -210,6 +213,12 @@ class AppController:
     def task_actions(self) -> list[str]:
         """Every task-dict action the main thread understands."""
         return sorted(self._task_handlers)
+
+    def register_task_handler(self, action: str, handler: Callable[[dict[str, Any]], None]) -> None:
+        """Add a task-dict action (feature packages; before the threads start)."""
+        if action in self._task_handlers:
+            raise ValueError(f"task action {action!r} registered twice")
+        self._task_handlers[action] = handler
 
     def bind_main_thread(self) -> None:
         """Declare the calling thread the main thread (the GUI or headless ticker does this)."""
@@ -268,6 +277,7 @@ class AppController:
             message = exc.ui_message() if hasattr(exc, "ui_message") else f"{type(exc).__name__}: {exc}"
             log.warning("request %s failed: %s", event.request_id, message)
             payload = {"request_id": event.request_id, "text": message, "status": "error", "error": message}
+        payload["discussion"] = event.discussion
         await self.event_queue.put("response", payload)
 
     def _send_blocking(self, event: UserRequestEvent) -> str:
@@ -275,11 +285,15 @@ class AppController:
         if backend is None:
             raise RuntimeError("no AI backend is configured")
         backend.apply_settings(event.settings)
+        md_content, file_items = event.stable_md, event.file_items
+        if event.context is not None:  # aggregate here, on the request thread, not the main thread
+            compiled = self.context.compile(event.context, "send", extra={"request_id": event.request_id})
+            md_content, file_items = compiled.markdown, compiled.file_items
         return backend.send(
-            event.stable_md,
+            md_content,
             event.prompt,
             base_dir=event.base_dir,
-            file_items=event.file_items,
+            file_items=file_items,
             discussion_history=event.disc_text,
         )
 
@@ -294,6 +308,14 @@ class AppController:
             self.tasks.failed(queued.task_id, "the app is shutting down")
             return None
         return queued.task_id
+
+    def run_in_background(self, fn: Callable[[], Any]) -> Future[Any] | None:
+        """Run blocking work (aggregation, git, text-only provider calls) on a daemon thread
+        that shutdown joins; the work posts its result as a task. None after shutdown."""
+        try:
+            return self._executor.submit(fn)
+        except RuntimeError:
+            return None
 
     def call_on_main(self, fn: Callable[[], Any], timeout: float = 2.0) -> Any:
         """Run ``fn`` on the main thread and return its result (the read trampoline).
@@ -386,8 +408,9 @@ class AppController:
         if tool_calls:
             AppState.append_bounded(self.state.tool_calls, tool_calls)
         for add in self._pending_history_adds.drain():
-            name = add.pop("discussion") or self.state.active_discussion
-            self.state.discussion_entries(name).append({**add, "collapsed": False})
+            self.context.discussions.append(
+                add["role"], add["content"], add["discussion"], add["ts"], label=f"add {add['role']} entry"
+            )
         self._process_pending_gui_tasks()
 
     def _process_pending_gui_tasks(self) -> None:
@@ -449,19 +472,19 @@ class AppController:
         disc_text = self.discussion_text()
         event = UserRequestEvent(
             prompt=prompt,
-            stable_md=self.compile_context(),
+            stable_md="",  # compiled from ``context`` on the request thread
             file_items=[],
             disc_text=disc_text,
             base_dir=str(self.base_dir()),
             request_id=request_id,
             settings=self.ai_settings(),
+            context=self.context.request(),
+            discussion=state.active_discussion,
         )
         with self._requests_lock:
             self._requests[request_id] = RequestRecord(request_id, prompt)
         if state.auto_add:
-            state.discussion_entries().append(
-                {"role": _role(state, 0, "User"), "content": prompt, "ts": _timestamp(), "collapsed": False}
-            )
+            self.context.discussions.append(_role(state, 0, "User"), prompt, label="send: user message")
         state.active_request_id = request_id
         self.set_ai_status("sending...")
         if not self.event_queue.put_threadsafe("user_request", event):
@@ -504,9 +527,9 @@ class AppController:
         }
 
     def compile_context(self) -> str:
-        """The stable context sent with a request; file aggregation extends this."""
-        prompt = self.state.system_prompt.strip()
-        return f"## System Prompt\n\n{prompt}\n" if prompt else ""
+        """The context Markdown a send would carry, compiled now on the calling thread
+        (Gen + Send and MD Only compile off the main thread; see ``manual_slop.context``)."""
+        return self.context.compile(self.context.request(), "preview").markdown
 
     def discussion_text(self) -> str:
         """The active discussion as text for the provider."""
@@ -569,8 +592,16 @@ class AppController:
             "auto_add",
             "discussions",
             "active_discussion",
+            "context_strategy",
+            "context_token_budget",
+            "context_full_threshold",
+            "mask_patterns",
+            "subagent_summaries",
+            "file_views",
+            "context_presets",
         ):
             setattr(self.state, name, getattr(fresh, name))
+        self.context.project_reloaded()
         problems = project.problems + history.problems
         self.clutch.set_rules(self._load_rules(problems))
         for problem in problems:

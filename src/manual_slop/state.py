@@ -12,7 +12,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from manual_slop.config import DEFAULT_MODELS, PROVIDER_NAMES
+from manual_slop.config import DEFAULT_MASK_PATTERNS, DEFAULT_MODELS, PROVIDER_NAMES
 from manual_slop.schema import get_path, set_path
 
 __all__ = ["LOG_VIEW_LIMIT", "AppState", "Notification"]
@@ -61,6 +61,20 @@ class AppState:
     # discussions: name -> table with at least "history": list of entries
     discussions: dict[str, dict[str, Any]] = field(default_factory=dict)
     active_discussion: str = "main"
+    # context aggregation (manual_slop.context); the first seven are saved in the project file
+    context_strategy: str = "auto"
+    context_token_budget: int = 100_000
+    context_full_threshold: int = 4_000
+    mask_patterns: list[str] = field(default_factory=lambda: list(DEFAULT_MASK_PATTERNS))
+    subagent_summaries: bool = False
+    file_views: dict[str, dict[str, Any]] = field(default_factory=dict)  # path -> {mode, slices?, …}
+    context_presets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    context_status: str = "idle"
+    context_files: list[dict[str, Any]] = field(default_factory=list)  # last compile, per file
+    context_tokens: int = 0
+    context_preview: str = ""
+    last_md_path: str = ""
+    discussion_status: str = "idle"
     # GUI
     theme: str = "dark"
     font_scale: float = 1.0
@@ -151,6 +165,13 @@ class AppState:
         state.screenshots = list(get_path(project, "screenshots.paths"))
         state.discussion_roles = list(get_path(project, "discussion.roles"))
         state.auto_add = get_path(project, "discussion.auto_add")
+        state.context_strategy = get_path(project, "context.strategy")
+        state.context_token_budget = get_path(project, "context.token_budget")
+        state.context_full_threshold = get_path(project, "context.full_threshold")
+        state.mask_patterns = list(get_path(project, "context.mask_patterns"))
+        state.subagent_summaries = get_path(project, "context.subagent_summaries")
+        state.file_views = copy.deepcopy(get_path(project, "context.views"))
+        state.context_presets = copy.deepcopy(get_path(project, "context.presets"))
 
         state.discussions = copy.deepcopy(get_path(history, "discussions"))
         state.active_discussion = get_path(history, "active") or "main"
@@ -191,6 +212,13 @@ class AppState:
         set_path(out, "screenshots.paths", list(self.screenshots))
         set_path(out, "discussion.roles", list(self.discussion_roles))
         set_path(out, "discussion.auto_add", self.auto_add)
+        set_path(out, "context.strategy", self.context_strategy)
+        set_path(out, "context.token_budget", self.context_token_budget)
+        set_path(out, "context.full_threshold", self.context_full_threshold)
+        set_path(out, "context.mask_patterns", list(self.mask_patterns))
+        set_path(out, "context.subagent_summaries", self.subagent_summaries)
+        set_path(out, "context.views", copy.deepcopy(self.file_views))
+        set_path(out, "context.presets", copy.deepcopy(self.context_presets))
         return out
 
     def apply_to_history(self, history: dict[str, Any]) -> dict[str, Any]:

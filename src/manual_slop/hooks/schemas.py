@@ -266,6 +266,11 @@ EVENT_TYPES: dict[str, str] = {
     "track_proposal": "Tier 1 proposed tracks: {tracks}",
     "error": "something failed: {message, task_id?, action?}",
     "notification": "a warning or info message for the user: {level, message}",
+    "context_compiled": "an aggregation finished: {purpose, tokens, files_tokens, omitted, elapsed_ms}",
+    "md_written": "MD Only wrote a file: {path}",
+    "context_edit": "an undoable discussion or context edit was made, undone or redone: {label, op}",
+    "commit_stamped": "Update Commit recorded the git HEAD: {discussion, commit}",
+    "discussion_compressed": "entries were replaced by a summary: {discussion, entries}",
 }
 
 

@@ -24,13 +24,12 @@ __all__ = ["FEATURE_REGISTRARS", "register_all", "register_core_bindings", "regi
 URL_PATTERN = r"|https?://[^\s]+"
 FEATURE_CONTEXT = "lands with context aggregation and discussions"
 FEATURE_AI = "lands with the multi-provider AI client"
-FEATURE_MMA = "lands with MMA orchestration"
 
 
 # Each feature package adds its fields and actions with a ``register(ctrl)`` function
 # listed here (e.g. ``manual_slop.context.bindings.register``); names reserved in
 # ``_register_actions`` as unavailable are removed when their feature lands.
-FEATURE_REGISTRARS: tuple[str, ...] = ()
+FEATURE_REGISTRARS: tuple[str, ...] = ("manual_slop.mma.bindings.register",)
 
 
 def register_all(ctrl: AppController) -> None:
@@ -394,22 +393,6 @@ def _register_actions(ctrl: AppController) -> None:
     unavailable("btn_md_only", "Write the compiled context to the output dir", FEATURE_CONTEXT)
     unavailable("btn_compress_discussion", "Summarize the discussion with the provider", FEATURE_CONTEXT)
     unavailable("btn_fetch_models", "Refresh the model list from the provider", FEATURE_AI)
-    unavailable("btn_mma_plan_epic", "Ask Tier 1 to split the epic into tracks", FEATURE_MMA)
-    unavailable(
-        "btn_mma_accept_tracks",
-        "Accept proposed tracks (user_data: indices, default all)",
-        FEATURE_MMA,
-        user_data=Field(list, [], items=int),
-    )
-    unavailable(
-        "btn_mma_start_track",
-        "Start a track (user_data: track id, default the first)",
-        FEATURE_MMA,
-        user_data=Field(str, ""),
-    )
-    unavailable("btn_mma_pause", "Pause the running track", FEATURE_MMA)
-    unavailable("btn_mma_resume", "Resume the paused track", FEATURE_MMA)
-    unavailable("btn_mma_abort", "Abort the running track", FEATURE_MMA)
 
 
 def _free_name(existing: dict[str, Any], prefix: str) -> str:

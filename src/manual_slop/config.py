@@ -142,6 +142,13 @@ PROJECT_SCHEMA: Schema = {
     "discussion.roles": Field(list, ["User", "AI", "Vendor API", "System"], "Discussion roles", items=str),
     "discussion.auto_add": Field(bool, True, "Append sent messages and responses to the discussion"),
     "approval.rules": Field(list, [], "allow_list rules ({tool, pattern?, path_glob?})", items=dict),
+    "mma.tier1_model": Field(str, "", "Tier 1 (epic -> tracks) model ('' = the active model)"),
+    "mma.tier2_model": Field(str, "", "Tier 2 (track -> tickets, replans) model ('' = the active model)"),
+    "mma.tier3_models": Field(list, [], "Tier 3 worker models by attempt (escalation on retries)", items=str),
+    "mma.tier4_model": Field(str, "", "Tier 4 (QA summaries, patches) model ('' = the active model)"),
+    "mma.max_workers": Field(int, 4, "Tier 3 workers running at once", minimum=1, maximum=16),
+    "mma.max_replans": Field(int, 3, "Tier 2 replans allowed per track", minimum=0, maximum=3),
+    "mma.tier4_patches": Field(bool, True, "Offer Tier 4 patches for failed worker attempts"),
 }
 
 HISTORY_SCHEMA: Schema = {

@@ -76,6 +76,7 @@ class AppState:
     active_track: dict[str, Any] | None = None
     mma_tickets: list[dict[str, Any]] = field(default_factory=list)
     tier_usage: dict[str, Any] = field(default_factory=dict)
+    mma_settings: dict[str, Any] = field(default_factory=dict)  # the project's [mma] table
     # logs and telemetry
     comms_log: list[dict[str, Any]] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -147,6 +148,7 @@ class AppState:
         state.screenshots = list(get_path(project, "screenshots.paths"))
         state.discussion_roles = list(get_path(project, "discussion.roles"))
         state.auto_add = get_path(project, "discussion.auto_add")
+        state.mma_settings = copy.deepcopy(get_path(project, "mma", {}))
 
         state.discussions = copy.deepcopy(get_path(history, "discussions"))
         state.active_discussion = get_path(history, "active") or "main"
@@ -185,6 +187,8 @@ class AppState:
         set_path(out, "screenshots.paths", list(self.screenshots))
         set_path(out, "discussion.roles", list(self.discussion_roles))
         set_path(out, "discussion.auto_add", self.auto_add)
+        for key, value in self.mma_settings.items():
+            set_path(out, f"mma.{key}", copy.deepcopy(value))
         return out
 
     def apply_to_history(self, history: dict[str, Any]) -> dict[str, Any]:

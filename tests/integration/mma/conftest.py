@@ -18,7 +18,9 @@ def run_track(make_controller) -> Iterator[Callable[..., tuple]]:
     """``run_track(tickets, client, policy=..., **config)`` → (ctrl, conductor); all stopped afterwards."""
     made: list[tuple[ConductorEngine, TierCaller, FakeTierClient]] = []
 
-    def factory(tickets: list[Ticket], client: FakeTierClient, *, policy: str = "auto", start: bool = True, **config):
+    def factory(
+        tickets: list[Ticket], client: FakeTierClient, *, policy: str = "auto", start: bool = True, **config
+    ):
         ctrl = make_controller()
         ctrl.clutch.set_policy(policy)
         caller = TierCaller(client, TierUsage())

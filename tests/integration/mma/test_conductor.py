@@ -28,7 +28,9 @@ def wait_for(predicate, timeout: float = 10.0) -> None:
 
 
 def max_overlap(intervals: list[tuple[float, float]]) -> int:
-    edges = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals], key=lambda x: (x[0], x[1]))
+    edges = sorted(
+        [(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals], key=lambda x: (x[0], x[1])
+    )
     best = current = 0
     for _, step in edges:
         current += step
@@ -37,7 +39,9 @@ def max_overlap(intervals: list[tuple[float, float]]) -> int:
 
 
 def worker_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith(("slop-mma-worker", "slop-mma-conductor"))]
+    return [
+        t.name for t in threading.enumerate() if t.name.startswith(("slop-mma-worker", "slop-mma-conductor"))
+    ]
 
 
 def test_diamond_runs_with_at_most_four_workers_respecting_dependencies(run_track) -> None:
@@ -61,7 +65,11 @@ def test_diamond_runs_with_at_most_four_workers_respecting_dependencies(run_trac
     assert [t["status"] for t in ctrl.state.mma_tickets] == ["completed"] * 12
     assert ctrl.state.active_track["status"] == "done"
     events, _, _ = ctrl.journal.read(0, limit=10_000)
-    done = [e.payload["ticket_id"] for e in events if e.type == "ticket_status" and e.payload["status"] == "completed"]
+    done = [
+        e.payload["ticket_id"]
+        for e in events
+        if e.type == "ticket_status" and e.payload["status"] == "completed"
+    ]
     assert done[0] == "a" and done[-1] == "z" and len(done) == 12
     assert any(e.type == "mma_state" for e in events)
     state = tomllib.loads((ctrl.base_dir() / "conductor/tracks/tr_1/state.toml").read_text())
@@ -71,18 +79,29 @@ def test_diamond_runs_with_at_most_four_workers_respecting_dependencies(run_trac
 
 def test_under_manual_policy_nothing_starts_before_its_spawn_dialog_is_approved(run_track) -> None:
     client = FakeTierClient()
-    ctrl, conductor = run_track([Ticket("a", "first"), Ticket("b", "second", depends_on=["a"])], client, policy="manual")
+    ctrl, conductor = run_track(
+        [Ticket("a", "first"), Ticket("b", "second", depends_on=["a"])], client, policy="manual"
+    )
     wait_for(lambda: len(ctrl.clutch.pending()) == 1)
     time.sleep(0.1)
     assert client.calls == []
     (dialog,) = ctrl.clutch.pending()
-    assert dialog.kind == "mma_spawn" and dialog.payload["ticket_id"] == "a" and dialog.payload["role"] == "Tier 3"
+    assert (
+        dialog.kind == "mma_spawn"
+        and dialog.payload["ticket_id"] == "a"
+        and dialog.payload["role"] == "Tier 3"
+    )
     assert "Ticket a: first" in dialog.payload["prompt"]
-    ctrl.clutch.resolve(dialog.uid, True, {"prompt": "Ticket a: edited prompt", "context_md": "CTX"}, decider="hook")
+    ctrl.clutch.resolve(
+        dialog.uid, True, {"prompt": "Ticket a: edited prompt", "context_md": "CTX"}, decider="hook"
+    )
     wait_for(lambda: ctrl.clutch.pending() and ctrl.clutch.pending()[0].payload["ticket_id"] == "b")
     first = client.tier_calls("Tier 3")[0]
     assert first.message == "Ticket a: edited prompt" and first.md == "CTX"  # the edited payload is what ran
-    assert len(client.calls) == 1 and "Results of the tickets this one depends on" in ctrl.clutch.pending()[0].payload["prompt"]
+    assert (
+        len(client.calls) == 1
+        and "Results of the tickets this one depends on" in ctrl.clutch.pending()[0].payload["prompt"]
+    )
     ctrl.clutch.resolve(ctrl.clutch.pending()[0].uid, True)
     assert conductor.join(10) and conductor.status is ConductorStatus.DONE
 
@@ -117,7 +136,7 @@ def test_abort_track_from_the_spawn_dialog(run_track) -> None:
 
 def test_abort_kills_in_flight_tickets_within_two_seconds_and_leaves_no_worker(run_track) -> None:
     client = FakeTierClient(hold=threading.Event(), hold_timeout=30)  # provider calls that hang
-    ctrl, conductor = run_track(
+    _, conductor = run_track(
         [Ticket("a", "x"), Ticket("b", "y"), Ticket("c", "z"), Ticket("d", "after", depends_on=["a"])], client
     )
     wait_for(lambda: len(client.calls) == 1 and len(conductor.pool.active()) == 3)
@@ -143,7 +162,7 @@ def test_aborting_one_ticket_blocks_its_dependents_and_the_rest_finishes(run_tra
         return default_responder(call)
 
     client = FakeTierClient(respond=respond)
-    ctrl, conductor = run_track(
+    _, conductor = run_track(
         [Ticket("slow", "x"), Ticket("after", "y", depends_on=["slow"]), Ticket("other", "z")], client
     )
     wait_for(lambda: conductor.track.ticket("slow").status is TicketStatus.IN_PROGRESS and client.calls)
@@ -167,8 +186,13 @@ def test_failures_retry_with_escalation_and_tier4_qa_then_block(run_track) -> No
         return default_responder(call)
 
     client = FakeTierClient(respond=respond)
-    tickets = [Ticket("flaky", "x"), Ticket("broken", "y"), Ticket("stuck", "z"), Ticket("pinned", "w", model_override="huge")]
-    ctrl, conductor = run_track(tickets, client, tier3_models=("small", "medium", "large"), max_replans=0)
+    tickets = [
+        Ticket("flaky", "x"),
+        Ticket("broken", "y"),
+        Ticket("stuck", "z"),
+        Ticket("pinned", "w", model_override="huge"),
+    ]
+    _, conductor = run_track(tickets, client, tier3_models=("small", "medium", "large"), max_replans=0)
     assert conductor.join(10)
     flaky = [c for c in client.tier_calls("Tier 3") if c.ticket_id == "flaky"]
     assert [c.model for c in flaky] == ["small", "medium", "large"]
@@ -176,8 +200,13 @@ def test_failures_retry_with_escalation_and_tier4_qa_then_block(run_track) -> No
     track = conductor.track
     assert track.ticket("flaky").status is TicketStatus.COMPLETED and track.ticket("flaky").retry_count == 2
     assert track.ticket("broken").status is TicketStatus.BLOCKED
-    assert track.ticket("broken").blocked_reason == "RuntimeError: always" and track.ticket("broken").retry_count == 2
-    assert track.ticket("stuck").blocked_reason == "needs an API key" and track.ticket("stuck").retry_count == 0
+    assert (
+        track.ticket("broken").blocked_reason == "RuntimeError: always"
+        and track.ticket("broken").retry_count == 2
+    )
+    assert (
+        track.ticket("stuck").blocked_reason == "needs an API key" and track.ticket("stuck").retry_count == 0
+    )
     assert [c.model for c in client.tier_calls("Tier 3") if c.ticket_id == "pinned"] == ["huge"]
     assert len(client.tier_calls("Tier 4")) == 4  # two QA summaries for each failing ticket
     assert conductor.status is ConductorStatus.BLOCKED
@@ -219,7 +248,9 @@ def test_a_failed_attempt_gets_a_tier4_patch_behind_an_approval(run_track) -> No
         return "fixed"
 
     client = FakeTierClient(respond=respond)
-    ctrl, conductor = run_track([Ticket("a", "x", target_files=["mod.py"])], client, policy="manual", start=False)
+    ctrl, conductor = run_track(
+        [Ticket("a", "x", target_files=["mod.py"])], client, policy="manual", start=False
+    )
     (ctrl.base_dir() / "mod.py").write_text("X = 1\n")
     conductor.start()
     wait_for(lambda: ctrl.clutch.pending())
@@ -262,7 +293,7 @@ def test_a_ticket_failing_three_times_is_replanned_after_approval(run_track) -> 
 
 def test_step_mode_starts_one_ticket_per_step(run_track) -> None:
     client = FakeTierClient()
-    ctrl, conductor = run_track([Ticket("a", "x"), Ticket("b", "y")], client, auto_queue=False)
+    _, conductor = run_track([Ticket("a", "x"), Ticket("b", "y")], client, auto_queue=False)
     time.sleep(0.15)
     assert client.calls == []
     conductor.step()
@@ -289,7 +320,7 @@ def test_fault_injection_200_tickets_20_percent_failures(run_track) -> None:
         deps = sorted({f"t{rng.randrange(i)}" for _ in range(rng.randint(0, 2))}) if i else []
         tickets.append(Ticket(f"t{i}", f"ticket {i}", depends_on=deps))
     client = FakeTierClient(respond=respond)
-    ctrl, conductor = run_track(tickets, client, max_replans=0, tier4_patches=False)
+    _, conductor = run_track(tickets, client, max_replans=0, tier4_patches=False)
     assert conductor.join(120), "the track did not finish (deadlock?)"
     statuses = [t.status for t in conductor.track.tickets]
     assert set(statuses) <= {TicketStatus.COMPLETED, TicketStatus.BLOCKED, TicketStatus.KILLED}

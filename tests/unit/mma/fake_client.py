@@ -44,7 +44,9 @@ class Call:
 
 def default_responder(call: Call) -> str:
     if call.tier == "Tier 1":
-        return 'Sure.\n```json\n{"tracks": [{"title": "Core", "description": "do it", "priority": "high"}]}\n```'
+        return (
+            'Sure.\n```json\n{"tracks": [{"title": "Core", "description": "do it", "priority": "high"}]}\n```'
+        )
     if call.tier == "Tier 2":
         tickets = [
             {"id": "a", "description": "first", "depends_on": []},

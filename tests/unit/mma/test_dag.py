@@ -46,12 +46,23 @@ def test_topological_sort_puts_every_dependency_first() -> None:
 
 
 def test_ready_set_needs_every_dependency_completed() -> None:
-    dag = TrackDAG([t("a", status="completed"), t("b", "a"), t("c", "a", "b"), t("d"), t("e", status="blocked")])
+    dag = TrackDAG(
+        [t("a", status="completed"), t("b", "a"), t("c", "a", "b"), t("d"), t("e", status="blocked")]
+    )
     assert [x.id for x in dag.get_ready_tasks()] == ["b", "d"]
 
 
 def test_cascade_blocks_reaches_a_fixed_point_and_names_the_cause() -> None:
-    dag = TrackDAG([t("a", status="blocked"), t("b", "a"), t("c", "b"), t("d", "c"), t("k", status="killed"), t("m", "k")])
+    dag = TrackDAG(
+        [
+            t("a", status="blocked"),
+            t("b", "a"),
+            t("c", "b"),
+            t("d", "c"),
+            t("k", status="killed"),
+            t("m", "k"),
+        ]
+    )
     changed = dag.cascade_blocks()
     assert {x.id for x in changed} == {"b", "c", "d", "m"}
     assert dag.by_id["d"].blocked_by == "c" and dag.by_id["d"].blocked_reason == "dependency c is blocked"
@@ -78,9 +89,7 @@ def test_engine_releases_dependents_as_their_dependencies_complete() -> None:
 
 
 def test_tick_orders_by_priority_then_topology_and_honours_the_limit() -> None:
-    engine = ExecutionEngine(
-        TrackDAG([t("low", priority="low"), t("m1"), t("hi", priority="high"), t("m2")])
-    )
+    engine = ExecutionEngine(TrackDAG([t("low", priority="low"), t("m1"), t("hi", priority="high"), t("m2")]))
     assert [x.id for x in engine.tick()] == ["hi", "m1", "m2", "low"]
     assert [x.id for x in engine.tick(2)] == ["hi", "m1"]
     engine.start("hi")

@@ -20,15 +20,15 @@ def test_ticket_round_trips_through_a_dict() -> None:
 
 
 def test_from_dict_names_the_bad_key() -> None:
-    with pytest.raises(TicketError, match="ticket.id: expected an id"):
+    with pytest.raises(TicketError, match=r"ticket.id: expected an id"):
         Ticket.from_dict({"id": "has space", "description": "x"})
-    with pytest.raises(TicketError, match="ticket a.status: expected one of todo"):
+    with pytest.raises(TicketError, match=r"ticket a.status: expected one of todo"):
         Ticket.from_dict({"id": "a", "description": "x", "status": "done"})
-    with pytest.raises(TicketError, match="ticket a.depends_on: expected a list of strings"):
+    with pytest.raises(TicketError, match=r"ticket a.depends_on: expected a list of strings"):
         Ticket.from_dict({"id": "a", "description": "x", "depends_on": "b"})
-    with pytest.raises(TicketError, match="ticket a.description: must not be empty"):
+    with pytest.raises(TicketError, match=r"ticket a.description: must not be empty"):
         Ticket.from_dict({"id": "a", "description": "  "})
-    with pytest.raises(TicketError, match="retry_count: expected a non-negative integer"):
+    with pytest.raises(TicketError, match=r"retry_count: expected a non-negative integer"):
         Ticket.from_dict({"id": "a", "description": "x", "retry_count": -1})
 
 
@@ -36,7 +36,7 @@ def test_lifecycle_refuses_impossible_changes() -> None:
     ticket = Ticket("a", "x")
     ticket.transition(TicketStatus.IN_PROGRESS)
     ticket.transition(TicketStatus.COMPLETED)
-    with pytest.raises(InvalidTransition, match="from completed to todo"):
+    with pytest.raises(InvalidTransition, match=r"from completed to todo"):
         ticket.transition(TicketStatus.TODO)
     blocked = Ticket("b", "x", status=TicketStatus.BLOCKED)
     with pytest.raises(InvalidTransition):
@@ -50,7 +50,7 @@ def test_track_round_trip_summary_and_prepare_for_run() -> None:
             Ticket("a", "x", status=TicketStatus.COMPLETED),
             Ticket("b", "x", status=TicketStatus.IN_PROGRESS, assigned_to="worker-3"),
             Ticket("c", "x", status=TicketStatus.KILLED),
-            Ticket("d", "x", status=TicketStatus.BLOCKED, blocked_by="c", blocked_reason="dependency c is killed"),
+            Ticket("d", "x", status=TicketStatus.BLOCKED, blocked_by="c", blocked_reason="dep c killed"),
             Ticket("e", "x", status=TicketStatus.BLOCKED, blocked_reason="manual", manual_block=True),
         ],
     )  # fmt: skip

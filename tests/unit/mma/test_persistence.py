@@ -18,7 +18,7 @@ def sample() -> Track:
         "core_1a2b3c", "Core", "Build the core.\nWith detail.",
         tickets=[
             Ticket("a", "first step", status=TicketStatus.COMPLETED, result="did a"),
-            Ticket("b", "second step", depends_on=["a"], status=TicketStatus.IN_PROGRESS, assigned_to="worker-2"),
+            Ticket("b", "second step", depends_on=["a"], status=TicketStatus.IN_PROGRESS, assigned_to="w2"),
             Ticket("c", "third", depends_on=["b"], status=TicketStatus.BLOCKED, blocked_reason="needs a key"),
         ],
     )  # fmt: skip
@@ -38,7 +38,11 @@ def test_round_trip_writes_four_files_and_resumes_in_progress_as_todo(tmp_path: 
     loaded = store.load(track.id)
     assert [t.status for t in loaded.tickets] == ["completed", "todo", "blocked"]
     assert loaded.tickets[1].assigned_to == "" and loaded.tickets[0].result == "did a"
-    track.tickets[1].status, track.tickets[1].assigned_to, track.tickets[1].started_at = TicketStatus.TODO, "", 0.0
+    track.tickets[1].status, track.tickets[1].assigned_to, track.tickets[1].started_at = (
+        TicketStatus.TODO,
+        "",
+        0.0,
+    )
     assert loaded == track
     assert [t.id for t in store.load_all()[0]] == [track.id]
 
@@ -59,7 +63,7 @@ def test_bad_records_name_the_folder(tmp_path: Path) -> None:
     folder = store.folder("x")
     folder.mkdir(parents=True)
     (folder / "metadata.json").write_text('{"id": "x", "title": ""}')
-    with pytest.raises(PersistenceError, match="x.title: must not be empty"):
+    with pytest.raises(PersistenceError, match=r"x.title: must not be empty"):
         store.load("x")
-    with pytest.raises(PersistenceError, match="no track 'nope'"):
+    with pytest.raises(PersistenceError, match=r"no track 'nope'"):
         store.load("nope")

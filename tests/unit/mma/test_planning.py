@@ -23,7 +23,7 @@ def test_json_is_found_in_fences_and_in_prose() -> None:
     assert find_json_object('Here:\n```json\n{"a": 1}\n```\nbye') == {"a": 1}
     assert find_json_object('I think {"a": {"b": [1, 2]}} is right.') == {"a": {"b": [1, 2]}}
     assert find_json_object('{broken} then {"ok": true}') == {"ok": True}
-    with pytest.raises(ValueError, match="no JSON object"):
+    with pytest.raises(ValueError, match=r"no JSON object"):
         find_json_object("nothing here")
 
 
@@ -54,7 +54,9 @@ def test_an_invalid_answer_is_sent_back_once_with_the_exact_error() -> None:
 
 def test_two_invalid_answers_raise_with_both_errors() -> None:
     caller, _ = caller_with("no json at all", '{"tickets": [{"id": "a", "description": "x"}]}')
-    with pytest.raises(PlanningError, match="first no JSON object found.*then tickets\\[0\\]: missing key 'depends_on'"):
+    with pytest.raises(
+        PlanningError, match=r"first no JSON object found.*then tickets\[0\]: missing key 'depends_on'"
+    ):
         plan_track(caller, Track("t", "T"))
     caller.shutdown()
 
@@ -65,7 +67,10 @@ def test_two_invalid_answers_raise_with_both_errors() -> None:
         ({"tickets": []}, "'tickets' must be a non-empty list"),
         ({"tickets": [{"id": "a", "description": "x", "depends_on": ["zz"]}]}, "a depends on unknown zz"),
         ({"tickets": [{"id": "a", "description": "x", "depends_on": []}] * 2}, "duplicate ticket ids: a"),
-        ({"tickets": [{"id": "a", "description": "x", "depends_on": [], "extra": 1}]}, "unknown keys \\['extra'\\]"),
+        (
+            {"tickets": [{"id": "a", "description": "x", "depends_on": [], "extra": 1}]},
+            "unknown keys \\['extra'\\]",
+        ),
         ({"tickets": [{"id": "a", "description": "x", "depends_on": [], "priority": "urgent"}]}, "priority"),
         ({"tickets": [{"id": "a b", "description": "x", "depends_on": []}]}, "expected an id"),
     ],

@@ -15,7 +15,7 @@ DIFF = """--- a/pkg/mod.py
  def f():
 -    return 1
 +    return 2
- 
+
  x = 1
 --- /dev/null
 +++ b/pkg/new.py
@@ -41,7 +41,7 @@ def test_a_diff_applies_exactly_and_creates_files(project: Path) -> None:
 
 def test_nothing_is_written_when_one_file_does_not_apply(project: Path) -> None:
     (project / "pkg" / "mod.py").write_text("def f():\n    return 3\n\nx = 1\n")
-    with pytest.raises(PatchError, match="pkg/mod.py: hunk at line 1 does not match"):
+    with pytest.raises(PatchError, match=r"pkg/mod.py: hunk at line 1 does not match"):
         apply_patch(DIFF, project)
     assert not (project / "pkg" / "new.py").exists()
 
@@ -76,15 +76,15 @@ def test_paths_outside_the_allowlist_are_refused(project: Path, path: str, messa
 def test_a_symlink_out_of_the_project_is_refused(project: Path, tmp_path_factory) -> None:
     outside = tmp_path_factory.mktemp("outside")
     (project / "link").symlink_to(outside)
-    with pytest.raises(PatchError, match="outside the project folder"):
+    with pytest.raises(PatchError, match=r"outside the project folder"):
         apply_patch("--- /dev/null\n+++ b/link/evil.py\n@@ -0,0 +1 @@\n+x\n", project)
     assert not (outside / "evil.py").exists()
 
 
 def test_malformed_diffs_say_where() -> None:
-    with pytest.raises(PatchError, match="no file changes found"):
+    with pytest.raises(PatchError, match=r"no file changes found"):
         parse_unified_diff("just text")
-    with pytest.raises(PatchError, match="promises 2/2 lines, has 1/1"):
+    with pytest.raises(PatchError, match=r"promises 2/2 lines, has 1/1"):
         parse_unified_diff("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n x\n")
     assert extract_diff("Here you go:\n```diff\n--- a/x\n+++ b/x\n```\nthanks") == "--- a/x\n+++ b/x\n"
     assert extract_diff("Sure.\n--- a/x\n+++ b/x\n").startswith("--- a/x")
@@ -92,5 +92,7 @@ def test_malformed_diffs_say_where() -> None:
 
 def test_missing_newline_markers(project: Path) -> None:
     (project / "n.txt").write_text("a\nb")
-    apply_patch("--- a/n.txt\n+++ b/n.txt\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n", project)
+    apply_patch(
+        "--- a/n.txt\n+++ b/n.txt\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n", project
+    )
     assert (project / "n.txt").read_text() == "a\nc\n"

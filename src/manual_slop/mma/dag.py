@@ -34,11 +34,16 @@ class TrackDAG:
         self.by_id: dict[str, Ticket] = {}
         for ticket in self.tickets:
             self.by_id.setdefault(ticket.id, ticket)
-        self._dependents: dict[str, list[str]] = {tid: [] for tid in self.by_id}
-        for ticket in self.by_id.values():
-            for dep in dict.fromkeys(ticket.depends_on):
-                if dep in self._dependents:
-                    self._dependents[dep].append(ticket.id)
+        by_id = self.by_id
+        # dependencies inside this track, without repeats (outside ids are reported by validate)
+        self._deps_of: dict[str, list[str]] = {
+            tid: [d for d in dict.fromkeys(t.depends_on) if d in by_id] for tid, t in by_id.items()
+        }
+        self._dependents: dict[str, list[str]] = {tid: [] for tid in by_id}
+        for tid, deps in self._deps_of.items():
+            for dep in deps:
+                self._dependents[dep].append(tid)
+        self._order: list[str] | None = None
 
     def __len__(self) -> int:
         return len(self.tickets)
@@ -66,9 +71,7 @@ class TrackDAG:
                 missing[ticket.id] = unknown
         if missing:
             raise UnknownDependency(missing)
-        cycle = self.find_cycle()
-        if cycle is not None:
-            raise CycleDetected(cycle)
+        self.topological_sort()  # raises CycleDetected with the cycle's ids
         warnings = []
         if len(self.tickets) > LARGE_TRACK_WARNING:
             warnings.append(
@@ -101,12 +104,14 @@ class TrackDAG:
         return None
 
     def _deps(self, ticket_id: str) -> list[str]:
-        return [d for d in self.by_id[ticket_id].depends_on if d in self.by_id]
+        return self._deps_of[ticket_id]
 
     # -- ordering ------------------------------------------------------------------------
     def topological_sort(self) -> list[str]:
         """Ids with every dependency before its dependents (Kahn; ties keep list order)."""
-        indegree = {tid: len(set(self._deps(tid))) for tid in self.by_id}
+        if self._order is not None:
+            return list(self._order)
+        indegree = {tid: len(deps) for tid, deps in self._deps_of.items()}
         queue = deque(tid for tid in self.by_id if indegree[tid] == 0)
         order: list[str] = []
         while queue:
@@ -118,7 +123,8 @@ class TrackDAG:
                     queue.append(dependent)
         if len(order) != len(self.by_id):
             raise CycleDetected(self.find_cycle() or sorted(set(self.by_id) - set(order)))
-        return order
+        self._order = order
+        return list(order)
 
     def get_ready_tasks(self) -> list[Ticket]:
         """``todo`` tickets whose dependencies are all ``completed`` (full scan)."""
@@ -172,8 +178,7 @@ class ExecutionEngine:
         by_id = dag.by_id
         done = TicketStatus.COMPLETED
         self._waiting = {
-            t.id: sum(1 for d in set(t.depends_on) if d in by_id and by_id[d].status is not done)
-            for t in by_id.values()
+            tid: sum(1 for d in deps if by_id[d].status is not done) for tid, deps in dag._deps_of.items()
         }
         self._counts: Counter[TicketStatus] = Counter(t.status for t in by_id.values())
         self._in_progress: dict[str, None] = {

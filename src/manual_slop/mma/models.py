@@ -193,8 +193,9 @@ class Ticket:
 
     def transition(self, new: TicketStatus, *, now: float | None = None) -> None:
         """Change status along the lifecycle; InvalidTransition otherwise."""
-        new = TicketStatus(new)
-        if not self.can_transition(new):
+        if new.__class__ is not TicketStatus:
+            new = TicketStatus(new)
+        if new not in _ALLOWED[self.status]:
             raise InvalidTransition(f"ticket {self.id}: cannot go from {self.status} to {new}")
         self.status = new
         self.updated_at = now if now is not None else time.time()

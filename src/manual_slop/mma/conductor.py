@@ -177,10 +177,6 @@ class ConductorEngine:
     def tier4_patches(self) -> bool:
         return self.config.tier4_patches
 
-    @property
-    def max_retries(self) -> int:
-        return self.config.max_retries
-
     def start(self) -> threading.Thread:
         """Run the loop on a new thread ``slop-mma-conductor``."""
         if self._thread is not None:
@@ -418,9 +414,17 @@ class ConductorEngine:
             keep = set(self.engine.in_progress()) | {
                 t.id for t in self.track.tickets if t.status is TicketStatus.COMPLETED
             }
-            self.track.tickets = [t for t in self.track.tickets if t.id in keep] + tickets
+            new_list = [t for t in self.track.tickets if t.id in keep] + tickets
+            try:  # a kept ticket may have been aborted meanwhile: validate before replacing anything
+                engine = ExecutionEngine(TrackDAG(new_list))
+            except MMAError as exc:
+                self._notify(
+                    "error", f"track {self.track.id}: the replan no longer fits ({exc}); not applied"
+                )
+                return
+            self.track.tickets = new_list
             self.track.replan_count += 1
-            self.engine = ExecutionEngine(TrackDAG(self.track.tickets))
+            self.engine = engine
             self._changed(self.track.tickets)
 
     # =====================================================================================
@@ -450,6 +454,13 @@ class ConductorEngine:
     def retry_count(self, ticket_id: str) -> int:
         with self._lock:
             return self._ticket(ticket_id).retry_count
+
+    def give_up(self, ticket_id: str) -> bool:
+        """After a failed attempt: block now (retries used up, or a critical ticket that can be replanned)."""
+        with self._lock:
+            ticket = self._ticket(ticket_id)
+            replannable = self.track.replan_count < self.config.max_replans
+            return ticket.retry_count >= self.config.max_retries or (ticket.critical and replannable)
 
     def note_retry(self, ticket_id: str) -> None:
         with self._lock:

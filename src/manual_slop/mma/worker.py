@@ -49,13 +49,14 @@ class WorkerHost(Protocol):
     path_check: PathCheck | None
     tier4_model: str
     tier4_patches: bool
-    max_retries: int
 
     def ask(self, dialog: PendingDialog, abort: threading.Event) -> Decision | None: ...
 
     def model_for(self, ticket_id: str) -> str: ...
 
     def retry_count(self, ticket_id: str) -> int: ...
+
+    def give_up(self, ticket_id: str) -> bool: ...
 
     def note_retry(self, ticket_id: str) -> None: ...
 
@@ -166,7 +167,7 @@ class TicketWorker:
                         host.complete(ticket.id, abort, answer)
                         return
                     failure, patchable = text[len(FAILED_MARKER) :].strip() or "(no failure output)", True
-                if host.retry_count(ticket.id) >= host.max_retries:
+                if host.give_up(ticket.id):
                     host.block(ticket.id, abort, failure, failed=True)
                     return
                 notes = self._tier4(failure, context, patchable)

@@ -291,6 +291,23 @@ def test_a_ticket_failing_three_times_is_replanned_after_approval(run_track) -> 
     assert conductor.track.replan_count == 1
 
 
+def test_a_critical_ticket_is_replanned_after_one_failure(run_track) -> None:
+    def respond(call: Call) -> str:
+        if call.tier == "Tier 2":
+            return '{"tickets": [{"id": "k2", "description": "simpler", "depends_on": []}]}'
+        if call.ticket_id == "k":
+            raise RuntimeError("nope")
+        return default_responder(call)
+
+    client = FakeTierClient(respond=respond)
+    ctrl, conductor = run_track([Ticket("k", "key step", critical=True)], client)
+    assert conductor.join(10) and conductor.status is ConductorStatus.DONE
+    assert len([c for c in client.tier_calls("Tier 3") if c.ticket_id == "k"]) == 1
+    assert [t.id for t in conductor.track.tickets] == ["k2"] and conductor.track.replan_count == 1
+    audit = (ctrl.session_log.root / "audit.log").read_text()
+    assert '"kind": "mma_step"' in audit and '"rule": "policy=auto"' in audit  # auto-approved, and audited
+
+
 def test_step_mode_starts_one_ticket_per_step(run_track) -> None:
     client = FakeTierClient()
     _, conductor = run_track([Ticket("a", "x"), Ticket("b", "y")], client, auto_queue=False)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -257,7 +257,3 @@ class AIClientAdapter:
             return result_type(approved=verdict.approved, args=verdict.args, reason=verdict.reason)
 
         return callback
-
-
-def focus_list(files: Sequence[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(f for f in files if f))

@@ -258,12 +258,8 @@ class ConductorEngine:
     def unblock_ticket(self, ticket_id: str) -> None:
         """A blocked or killed ticket goes back to ``todo`` (with the blocks it cascaded)."""
         with self._lock:
-            try:
-                changed = self.engine.unblock(ticket_id)
-            except MMAError:
-                raise
-            except KeyError:
-                raise MMAError(f"track {self.track.id} has no ticket {ticket_id!r}") from None
+            self._ticket(ticket_id)  # MMAError for an unknown id
+            changed = self.engine.unblock(ticket_id)
             self._failures.pop(ticket_id, None)
             self._changed(changed)
 

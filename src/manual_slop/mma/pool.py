@@ -78,21 +78,14 @@ class WorkerPool:
             return self.max_workers - len(self._active)
 
     def join(self, timeout: float) -> list[str]:
-        """Wait up to ``timeout`` s in total for every worker; returns the ids still running."""
+        """Wait up to ``timeout`` s in total for every worker; returns the ids still registered."""
         deadline = time.monotonic() + timeout
         while True:
             with self._lock:
-                threads = list(self._active.items())
+                threads = [t for t in self._active.values() if t is not threading.current_thread()]
             if not threads:
                 return []
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return [tid for tid, t in threads if t.is_alive()]
-            for _, thread in threads:
-                if thread is not threading.current_thread():
-                    thread.join(max(0.0, min(remaining, deadline - time.monotonic())))
-            if all(not t.is_alive() or t is threading.current_thread() for _, t in threads):
-                with self._lock:
-                    still = [tid for tid, t in self._active.items() if t.is_alive()]
-                if not still:
-                    return []
+                return self.active()
+            threads[0].join(remaining)  # then re-read: finished workers have left the registry

@@ -1,0 +1,680 @@
+"""Tool declarations, the registry, and the guarded execution of one call.
+
+A :class:`Tool` is declared once: name, a description a new colleague could follow,
+JSON-Schema parameters, whether it mutates anything, its timeout and output cap, which
+parameters are paths, and (for mutating tools) how to preview its effect.
+:meth:`ToolRegistry.execute` runs one :class:`ToolCall` through a fixed pipeline::
+
+    abort flag set?            -> rejected
+    unknown tool?              -> error listing the available tools
+    arguments match schema?    -> error "Parameter validation error: ..."
+    circuit breaker open?      -> error, immediately
+    path parameters allowed?   -> denied "ACCESS DENIED: ..." (never reaches a human)
+    mutating?                  -> preview, then ctx.pre_tool_callback (the Execution Clutch):
+                                  rejected "REJECTED by user[: reason]", or run the approved
+                                  (possibly edited) arguments after validating them again
+    handler on a daemon thread -> timeout after the tool's limit (the handler is told to stop)
+    output                     -> secrets redacted, capped with a truncation note
+    ctx.on_tool_call(entry)    -> toolcalls.log and the Tool Calls view
+
+Nothing the model causes escapes as an exception: every outcome is a :class:`ToolResult`.
+Handlers run on :class:`~manual_slop.threads.DaemonThreadExecutor` threads, so one that
+hangs past its timeout is abandoned without blocking the event loop or interpreter exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import copy
+import logging
+import re
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from manual_slop.threads import DaemonThreadExecutor
+from manual_slop.tools.breaker import CircuitBreaker
+from manual_slop.tools.errors import (
+    AccessDenied,
+    ToolDefinitionError,
+    ToolError,
+    ToolFailure,
+    ToolInputError,
+    ToolTimeout,
+    ToolUnavailable,
+)
+from manual_slop.tools.security import PathPolicy
+
+__all__ = [
+    "DECLARATION_FORMATS",
+    "DEFAULT_MAX_OUTPUT_BYTES",
+    "DEFAULT_TIMEOUT_S",
+    "ApprovalRequest",
+    "ApprovalResult",
+    "ExecutionContext",
+    "PreToolCallback",
+    "Tool",
+    "ToolCall",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolRun",
+    "ToolStatus",
+    "default_registry",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_MAX_OUTPUT_BYTES = 100_000
+TIMEOUT_GRACE_S = 0.5  # a timed-out handler may still hand back partial output this long
+LOG_ARG_CHARS = 2_000  # string arguments longer than this are clipped in toolcalls.log
+DECLARATION_FORMATS: tuple[str, ...] = ("anthropic", "gemini", "openai")
+_NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+# JSON-Schema keywords Gemini's FunctionDeclaration accepts (an OpenAPI subset).
+_GEMINI_KEYS = frozenset(
+    {
+        "type", "description", "enum", "items", "properties", "required", "minimum", "maximum",
+        "minItems", "maxItems", "minLength", "maxLength", "pattern", "default", "format",
+        "nullable", "anyOf", "title",
+    }
+)  # fmt: skip
+
+
+class ToolStatus(StrEnum):
+    SUCCESS = "success"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    REJECTED = "rejected"
+    DENIED = "denied"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call the model asked for."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+
+    @classmethod
+    def new(cls, name: str, args: Mapping[str, Any] | None = None, call_id: str | None = None) -> ToolCall:
+        """A call with a generated id (for providers that give none)."""
+        return cls(call_id or f"call_{uuid.uuid4().hex[:12]}", name, dict(args or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What came of a call. ``content`` is what the model sees: never empty, actionable."""
+
+    status: ToolStatus
+    content: str
+    error_message: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is ToolStatus.SUCCESS
+
+    @classmethod
+    def success(cls, content: str, **metadata: Any) -> ToolResult:
+        return cls(ToolStatus.SUCCESS, content or "(no output)", None, metadata)
+
+    @classmethod
+    def error(cls, content: str, error_message: str | None = None, **metadata: Any) -> ToolResult:
+        return cls(ToolStatus.ERROR, content, error_message or content, metadata)
+
+    @classmethod
+    def timeout(cls, content: str, **metadata: Any) -> ToolResult:
+        return cls(ToolStatus.TIMEOUT, content, content, metadata)
+
+    @classmethod
+    def rejected(cls, reason: str = "", **metadata: Any) -> ToolResult:
+        content = f"REJECTED by user: {reason}" if reason else "REJECTED by user"
+        return cls(ToolStatus.REJECTED, content, content, metadata)
+
+    @classmethod
+    def denied(cls, reason: str, **metadata: Any) -> ToolResult:
+        content = f"ACCESS DENIED: {reason}"
+        return cls(ToolStatus.DENIED, content, content, metadata)
+
+    def with_metadata(self, **metadata: Any) -> ToolResult:
+        return ToolResult(self.status, self.content, self.error_message, {**self.metadata, **metadata})
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What the Execution Clutch is asked about a mutating call.
+
+    ``preview`` is a unified diff for file edits and the script for shell tools; path
+    arguments in ``call.args`` are already canonical (relative to the base dir when inside it).
+    """
+
+    call: ToolCall
+    preview: str
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalResult:
+    """The decision: ``args`` (possibly edited by the user) is what runs. ``abort`` also sets
+    the context's abort flag, so the rest of the round is rejected without asking."""
+
+    approved: bool
+    args: dict[str, Any]
+    reason: str = ""
+    abort: bool = False
+
+
+PreToolCallback = Callable[[ApprovalRequest], ApprovalResult]
+
+
+@dataclass(slots=True)
+class ExecutionContext:
+    """Everything a call needs from the app; built on the main thread before each send."""
+
+    base_dir: Path
+    policy: PathPolicy
+    pre_tool_callback: PreToolCallback | None = None  # None: mutating calls are denied
+    tier: str | None = None  # source tier label for the logs
+    on_tool_call: Callable[[dict[str, Any]], Any] | None = None  # -> AppController.add_tool_call
+    abort: threading.Event | None = None  # set: every further call is rejected
+    shell_program: str = "auto"  # "auto" (bash / PowerShell by platform), "bash", "pwsh", "powershell"
+    timeouts: dict[str, float] = field(default_factory=dict)  # per-tool overrides, seconds
+    save_script: Callable[[str, str], Any] | None = None  # (text, suffix) -> saved path
+    redact: Callable[[str], str] | None = None  # removes known secrets from tool output
+
+    @classmethod
+    def for_directory(cls, base_dir: str | Path, **kwargs: Any) -> ExecutionContext:
+        """A context confined to ``base_dir`` (library use and tests)."""
+        base = Path(base_dir).resolve()
+        return cls(base, PathPolicy.for_project(base), **kwargs)
+
+
+@dataclass(slots=True)
+class ToolRun:
+    """What a handler gets besides its arguments: the context, resolved paths and its deadline."""
+
+    call: ToolCall
+    ctx: ExecutionContext
+    paths: dict[str, Path]
+    deadline: float
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def base_dir(self) -> Path:
+        return self.ctx.base_dir
+
+    def path(self, name: str = "path") -> Path:
+        """The resolved, allowed path of parameter ``name`` (checked before the handler ran)."""
+        return self.paths[name]
+
+    def check(self, path: str | Path, *, write: bool = False) -> Path:
+        """Check a further path the handler discovered; raises AccessDenied."""
+        return self.ctx.policy.check(path, write=write)
+
+    def display(self, path: str | Path) -> str:
+        return self.ctx.policy.display(path)
+
+    def remaining(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def stopped(self) -> bool:
+        """True once the registry gave up on this call (its timeout passed)."""
+        return self.cancelled.is_set()
+
+
+Handler = Callable[[dict[str, Any], ToolRun], "str | ToolResult"]
+Preview = Callable[[dict[str, Any], ToolRun], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A declared tool. ``path_params`` are checked by the path policy before the handler
+    runs (as writes when the tool mutates); ``preview`` renders a mutating call for approval."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    handler: Handler
+    mutating: bool = False
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
+    path_params: tuple[str, ...] = ()
+    preview: Preview | None = None
+    _validator: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not _NAME_RE.fullmatch(self.name):
+            raise ToolDefinitionError(f"tool name {self.name!r}: use 1-64 of a-z, 0-9, _ (starting a-z)")
+        if not self.description.strip():
+            raise ToolDefinitionError(f"tool {self.name}: the description is empty")
+        if self.timeout_s <= 0 or self.max_output_bytes < 1_000:
+            raise ToolDefinitionError(f"tool {self.name}: timeout_s must be > 0, max_output_bytes >= 1000")
+        schema = self.parameters
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            raise ToolDefinitionError(f"tool {self.name}: parameters must be a JSON Schema of type object")
+        try:
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            raise ToolDefinitionError(f"tool {self.name}: invalid parameter schema: {exc.message}") from exc
+        properties = schema.get("properties", {})
+        for name in self.path_params:
+            if name not in properties:
+                raise ToolDefinitionError(f"tool {self.name}: path parameter {name!r} is not declared")
+        object.__setattr__(self, "_validator", jsonschema.Draft202012Validator(schema))
+
+    @property
+    def validator(self) -> jsonschema.Draft202012Validator:
+        return self._validator
+
+    def declaration(self, fmt: str) -> dict[str, Any]:
+        """This tool in a provider's format: ``anthropic``, ``gemini`` or ``openai``."""
+        if fmt == "anthropic":
+            return {"name": self.name, "description": self.description, "input_schema": self.parameters}
+        if fmt == "gemini":
+            return {
+                "name": self.name,
+                "description": self.description,
+                "parameters": _gemini_schema(self.parameters),
+            }
+        if fmt == "openai":
+            return {
+                "type": "function",
+                "function": {
+                    "name": self.name,
+                    "description": self.description,
+                    "parameters": self.parameters,
+                },
+            }
+        raise ValueError(_format_error(fmt))
+
+
+def _format_error(fmt: str) -> str:
+    return f"unknown declaration format {fmt!r}; use one of {', '.join(DECLARATION_FORMATS)}"
+
+
+def _gemini_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key not in _GEMINI_KEYS:
+            continue
+        if key == "properties":
+            out[key] = {name: _gemini_schema(sub) for name, sub in value.items()}
+        elif key == "items":
+            out[key] = _gemini_schema(value)
+        elif key == "anyOf":
+            out[key] = [_gemini_schema(sub) for sub in value]
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _validation_message(tool: Tool, args: Any) -> str | None:
+    if not isinstance(args, dict):
+        return f"Parameter validation error: arguments must be an object, got {type(args).__name__}"
+    error = jsonschema.exceptions.best_match(tool.validator.iter_errors(args))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path)
+    location = f" (at '{where}')" if where else ""
+    return f"Parameter validation error: {error.message}{location}. Parameters of {tool.name}: " + (
+        _signature(tool)
+    )
+
+
+def _signature(tool: Tool) -> str:
+    properties = tool.parameters.get("properties", {})
+    required = set(tool.parameters.get("required", []))
+    parts = []
+    for name, spec in properties.items():
+        kind = spec.get("type", "any")
+        parts.append(f"{name}: {kind}" + ("" if name in required else " (optional)"))
+    return ", ".join(parts) or "none"
+
+
+def _clip_for_log(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > LOG_ARG_CHARS:
+        return value[:LOG_ARG_CHARS] + f"...[{len(value)} chars]"
+    if isinstance(value, dict):
+        return {k: _clip_for_log(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clip_for_log(v) for v in value]
+    return value
+
+
+def cap_output(text: str, limit: int) -> tuple[str, bool, int]:
+    """``(text cut to limit bytes with a note, truncated?, original size in bytes)``."""
+    data = text.encode("utf-8", "surrogateescape")
+    size = len(data)
+    if size <= limit:
+        return text, False, size
+    head = data[:limit].decode("utf-8", "ignore")
+    note = (
+        f"\n\n[output truncated: showing the first {limit:,} of {size:,} bytes; "
+        "ask for less (a line range, a narrower pattern or directory)]"
+    )
+    return head + note, True, size
+
+
+class ToolRegistry:
+    """The tools a provider may call, and the one place calls are executed."""
+
+    def __init__(
+        self,
+        tools: Iterable[Tool] = (),
+        *,
+        executor: concurrent.futures.Executor | None = None,
+        breaker_threshold: int = 5,
+        breaker_cooldown_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._tools: dict[str, Tool] = {}
+        self._breakers: dict[str, CircuitBreaker] = {}
+        self._executor = executor or DaemonThreadExecutor("slop-tool")
+        self._breaker_threshold = breaker_threshold
+        self._breaker_cooldown_s = breaker_cooldown_s
+        self._clock = clock
+        for tool in tools:
+            self.register(tool)
+
+    # -- the catalogue ---------------------------------------------------------------------
+    def register(self, tool: Tool) -> None:
+        """Add a tool; a name already registered raises ValueError (ToolDefinitionError)."""
+        with self._lock:
+            if tool.name in self._tools:
+                raise ToolDefinitionError(f"a tool named {tool.name!r} is already registered")
+            self._tools[tool.name] = tool
+            self._breakers[tool.name] = CircuitBreaker(
+                self._breaker_threshold, self._breaker_cooldown_s, self._clock
+            )
+
+    def get(self, name: str) -> Tool:
+        """The tool called ``name``; KeyError naming the available tools otherwise."""
+        with self._lock:
+            tool = self._tools.get(name)
+            if tool is None:
+                raise KeyError(f"unknown tool {name!r}; available: {', '.join(sorted(self._tools))}")
+            return tool
+
+    def list(self) -> list[Tool]:
+        with self._lock:
+            return list(self._tools.values())
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return list(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        with self._lock:
+            return name in self._tools
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._tools)
+
+    def breaker(self, name: str) -> CircuitBreaker:
+        with self._lock:
+            return self._breakers[name]
+
+    def declarations(self, fmt: str, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """Every tool (or those in ``names``) in a provider's format."""
+        if fmt not in DECLARATION_FORMATS:
+            raise ValueError(_format_error(fmt))
+        tools = self.list() if names is None else [self.get(n) for n in names]
+        return [tool.declaration(fmt) for tool in tools]
+
+    # -- execution -------------------------------------------------------------------------
+    def execute(self, call: ToolCall, ctx: ExecutionContext) -> ToolResult:
+        """Run one call through the whole pipeline (blocks; never raises for model mistakes).
+
+        Do not call it on the GUI's main thread: a mutating call waits for a human."""
+        started = time.monotonic()
+        record: dict[str, Any] = {"approval_ms": 0.0, "edited": False}
+        try:
+            result = self._execute(call, ctx, record)
+        except Exception as exc:  # a bug in the pipeline itself: still an answer for the model
+            log.exception("tool pipeline failed for %s", call.name)
+            result = ToolResult.error(
+                f"Internal error while running {call.name}: {type(exc).__name__}: {exc}",
+                traceback.format_exc(),
+            )
+        result = result.with_metadata(duration_ms=round((time.monotonic() - started) * 1000.0, 3))
+        self._report(call, ctx, result, record)
+        return result
+
+    def _execute(self, call: ToolCall, ctx: ExecutionContext, record: dict[str, Any]) -> ToolResult:
+        if ctx.abort is not None and ctx.abort.is_set():
+            return ToolResult.rejected("the run was aborted; no further tool calls are executed")
+        with self._lock:
+            tool = self._tools.get(call.name)
+            names = sorted(self._tools)
+        if tool is None:
+            return ToolResult.error(f"Unknown tool '{call.name}'. Available tools: {', '.join(names)}")
+        record["mutating"] = tool.mutating
+        problem = _validation_message(tool, call.args)
+        if problem is not None:
+            return ToolResult.error(problem)
+        breaker = self.breaker(tool.name)
+        wait = breaker.acquire()
+        if wait is not None:
+            return ToolResult.error(
+                f"{tool.name} is switched off after {breaker.threshold} consecutive failures; "
+                f"try again in {wait:.0f} s or use another tool"
+            )
+        outcome = "neutral"
+        try:
+            result, outcome = self._execute_admitted(tool, call, ctx, record)
+            return result
+        finally:
+            if outcome == "success":
+                breaker.record_success()
+            elif outcome == "failure":
+                breaker.record_failure()
+            else:
+                breaker.record_neutral()
+
+    def _execute_admitted(
+        self, tool: Tool, call: ToolCall, ctx: ExecutionContext, record: dict[str, Any]
+    ) -> tuple[ToolResult, str]:
+        args = copy.deepcopy(call.args)
+        try:
+            paths = self._check_paths(tool, args, ctx)
+        except AccessDenied as exc:
+            return ToolResult.denied(str(exc)), "neutral"
+        if tool.mutating:
+            decided = self._approve(tool, call, args, paths, ctx, record)
+            if isinstance(decided, ToolResult):
+                return decided, "neutral"
+            args, paths = decided
+        return self._run_handler(tool, call, args, paths, ctx)
+
+    def _check_paths(self, tool: Tool, args: dict[str, Any], ctx: ExecutionContext) -> dict[str, Path]:
+        paths: dict[str, Path] = {}
+        for name in tool.path_params:
+            if args.get(name) is not None:
+                paths[name] = ctx.policy.check(args[name], write=tool.mutating)
+        return paths
+
+    def _approve(
+        self,
+        tool: Tool,
+        call: ToolCall,
+        args: dict[str, Any],
+        paths: dict[str, Path],
+        ctx: ExecutionContext,
+        record: dict[str, Any],
+    ) -> ToolResult | tuple[dict[str, Any], dict[str, Path]]:
+        callback = ctx.pre_tool_callback
+        if callback is None:
+            return ToolResult.denied(
+                f"{tool.name} changes files or runs commands and no approval is possible here"
+            )
+        canonical = dict(args)
+        for name, resolved in paths.items():
+            canonical[name] = ctx.policy.display(resolved)
+        probe = ToolRun(call, ctx, paths, time.monotonic() + tool.timeout_s)
+        try:
+            preview = tool.preview(canonical, probe) if tool.preview is not None else ""
+        except ToolError as exc:  # the edit cannot apply: no point asking a human
+            return self._error_result(tool, exc)[0]
+        waited = time.monotonic()
+        try:
+            decision = callback(ApprovalRequest(ToolCall(call.id, call.name, canonical), preview))
+        except Exception as exc:
+            log.exception("approval callback failed for %s", tool.name)
+            return ToolResult.rejected(f"the approval could not be obtained ({type(exc).__name__}: {exc})")
+        finally:
+            record["approval_ms"] = round((time.monotonic() - waited) * 1000.0, 3)
+        if decision.abort and ctx.abort is not None:
+            ctx.abort.set()
+        if not decision.approved:
+            return ToolResult.rejected(decision.reason)
+        approved = copy.deepcopy(decision.args)
+        record["edited"] = approved != canonical
+        problem = _validation_message(tool, approved)
+        if problem is not None:
+            return ToolResult.error(f"The edited call is invalid. {problem}")
+        try:
+            return approved, self._check_paths(tool, approved, ctx)
+        except AccessDenied as exc:
+            return ToolResult.denied(str(exc))
+
+    def _run_handler(
+        self, tool: Tool, call: ToolCall, args: dict[str, Any], paths: dict[str, Path], ctx: ExecutionContext
+    ) -> tuple[ToolResult, str]:
+        limit = float(ctx.timeouts.get(tool.name, tool.timeout_s))
+        run = ToolRun(call, ctx, paths, time.monotonic() + limit)
+        started = time.monotonic()
+        future = self._executor.submit(self._invoke, tool, args, run)
+        try:
+            result, outcome = future.result(timeout=limit)
+        except concurrent.futures.TimeoutError:
+            run.cancelled.set()  # a cooperative handler (the shell) stops and reports what it had
+            try:
+                result, outcome = future.result(timeout=TIMEOUT_GRACE_S)
+            except concurrent.futures.TimeoutError:
+                result = ToolResult.timeout(
+                    f"TIMEOUT: {tool.name} did not finish within {limit:g} s and was abandoned; "
+                    "ask for less work or split it into smaller calls"
+                )
+                outcome = "failure"
+        elapsed = round((time.monotonic() - started) * 1000.0, 3)
+        content = result.content
+        if ctx.redact is not None:
+            content = ctx.redact(content)
+        content, truncated, size = cap_output(content, tool.max_output_bytes)
+        result = ToolResult(
+            result.status,
+            content,
+            result.error_message,
+            {**result.metadata, "execution_ms": elapsed, "truncated": truncated, "bytes": size},
+        )
+        return result, outcome
+
+    def _invoke(self, tool: Tool, args: dict[str, Any], run: ToolRun) -> tuple[ToolResult, str]:
+        try:
+            output = tool.handler(args, run)
+        except ToolError as exc:
+            return self._error_result(tool, exc)
+        except Exception as exc:
+            return (
+                ToolResult.error(
+                    f"Internal error in {tool.name}: {type(exc).__name__}: {exc}", traceback.format_exc()
+                ),
+                "failure",
+            )
+        if isinstance(output, ToolResult):
+            return output, "success" if output.ok else "neutral"
+        return ToolResult.success(str(output)), "success"
+
+    @staticmethod
+    def _error_result(tool: Tool, exc: ToolError) -> tuple[ToolResult, str]:
+        if isinstance(exc, AccessDenied):
+            return ToolResult.denied(str(exc)), "neutral"
+        if isinstance(exc, ToolTimeout):
+            text = f"TIMEOUT: {exc}"
+            if exc.partial:
+                text += "\n" + exc.partial
+            return ToolResult.timeout(text), "failure"
+        if isinstance(exc, ToolFailure):
+            return ToolResult.error(f"Error: {exc}"), "failure"
+        if isinstance(exc, ToolUnavailable):
+            return ToolResult.error(f"Unavailable: {exc}"), "neutral"
+        if isinstance(exc, ToolInputError):
+            return ToolResult.error(f"Error: {exc}"), "neutral"
+        return ToolResult.error(f"Error in {tool.name}: {exc}"), "neutral"
+
+    def _report(
+        self, call: ToolCall, ctx: ExecutionContext, result: ToolResult, record: dict[str, Any]
+    ) -> None:
+        if ctx.on_tool_call is None:
+            return
+        entry = {
+            "tool": call.name,
+            "call_id": call.id,
+            "source_tier": ctx.tier,
+            "args": _clip_for_log(call.args),
+            "status": str(result.status),
+            "duration_ms": result.metadata.get("duration_ms"),
+            "execution_ms": result.metadata.get("execution_ms"),
+            "approval_ms": record.get("approval_ms", 0.0),
+            "output_bytes": result.metadata.get("bytes", len(result.content.encode("utf-8", "replace"))),
+            "truncated": bool(result.metadata.get("truncated", False)),
+            "mutating": bool(record.get("mutating", False)),
+            "edited": bool(record.get("edited", False)),
+        }
+        if not result.ok:
+            entry["message"] = result.content[:500]
+        try:
+            ctx.on_tool_call(entry)
+        except Exception:
+            log.exception("recording tool call %s failed", call.name)
+
+    # -- async and batches --------------------------------------------------------------------
+    async def execute_async(self, call: ToolCall, ctx: ExecutionContext) -> ToolResult:
+        """:meth:`execute` on a daemon thread, awaited without blocking the loop."""
+        return await asyncio.wrap_future(self._executor.submit(self.execute, call, ctx))
+
+    async def execute_many_async(self, calls: Sequence[ToolCall], ctx: ExecutionContext) -> list[ToolResult]:
+        """Run independent calls concurrently; results in call order. One failing or hanging
+        call never cancels its siblings (``asyncio.gather(..., return_exceptions=True)``)."""
+        outcomes = await asyncio.gather(*(self.execute_async(c, ctx) for c in calls), return_exceptions=True)
+        results: list[ToolResult] = []
+        for call, outcome in zip(calls, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                message = f"Internal error while running {call.name}: {type(outcome).__name__}: {outcome}"
+                results.append(ToolResult.error(message))
+            else:
+                results.append(outcome)
+        return results
+
+    def execute_many(self, calls: Sequence[ToolCall], ctx: ExecutionContext) -> list[ToolResult]:
+        """Blocking form of :meth:`execute_many_async`, for threads without a running loop."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise RuntimeError("execute_many blocks; inside an event loop await execute_many_async instead")
+        if not calls:
+            return []
+        return asyncio.run(self.execute_many_async(list(calls), ctx))
+
+
+def default_registry(**options: Any) -> ToolRegistry:
+    """A registry with every built-in tool (see docs/guide_tools.md); ``options`` are passed to
+    :func:`manual_slop.tools.builtin.builtin_tools` (e.g. ``shell_timeout_s``, ``search_url``)."""
+    from manual_slop.tools.builtin import builtin_tools
+
+    own = ("executor", "breaker_threshold", "breaker_cooldown_s", "clock")
+    registry_options = {k: options.pop(k) for k in own if k in options}
+    return ToolRegistry(builtin_tools(**options), **registry_options)

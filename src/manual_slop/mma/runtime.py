@@ -21,6 +21,8 @@ from manual_slop.mma.errors import Aborted, MMAError
 from manual_slop.mma.models import Priority, TierUsage, Track, TrackStatus
 from manual_slop.mma.persistence import TrackStore
 from manual_slop.mma.planning import new_track_id, plan_epic, plan_track
+from manual_slop.mma.tier4 import policy_check
+from manual_slop.tools.security import PathPolicy
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
@@ -250,6 +252,7 @@ class MMARuntime:
             tier4_patches=settings.tier4_patches,
             project_files=tuple(state.project_files),
             exclude=tuple(state.files_exclude),
+            path_check=policy_check(self._path_policy()),
         )
         try:
             conductor = ConductorEngine(
@@ -268,6 +271,18 @@ class MMARuntime:
             self.ctrl.notify("warning", f"track {track.id}: {warning}")
         self.conductor = conductor
         conductor.start()
+
+    def _path_policy(self) -> PathPolicy:
+        """The file tools' allowlist for this project (patches obey the same rules; main thread)."""
+        paths, state = self.ctrl.paths, self.ctrl.state
+        return PathPolicy.for_project(
+            self.ctrl.base_dir(),
+            state.project_files,
+            state.files_exclude,
+            log_dir=paths.log_dir,
+            protected_files=[paths.config_file, paths.credentials_file, paths.history_file],
+            write_protected=[paths.project_file],
+        )
 
     def pause(self) -> None:
         self._active("pause").pause()

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from manual_slop.atomic_io import atomic_write_text
 from manual_slop.mma.client import TierCaller
@@ -29,6 +30,7 @@ __all__ = [
     "confine_to",
     "extract_diff",
     "parse_unified_diff",
+    "policy_check",
     "run_tier4_patch_generation",
     "run_tier4_qa",
 ]
@@ -159,6 +161,17 @@ def parse_unified_diff(text: str) -> list[FilePatch]:
     if not patches:
         raise PatchError("no file changes found (expected '--- a/PATH' / '+++ b/PATH' headers)")
     return patches
+
+
+def policy_check(policy: Any) -> PathCheck:
+    """A path check from the tools' ``PathPolicy`` (``is_allowed(path, write=True)`` → ``(ok, why)``):
+    patches obey exactly the rules file tools obey."""
+
+    def check(path: Path) -> str | None:
+        allowed, reason = policy.is_allowed(path, write=True)
+        return None if allowed else reason
+
+    return check
 
 
 def confine_to(base_dir: Path) -> PathCheck:

@@ -189,6 +189,21 @@ def test_pause_resume_abort_and_manual_blocks(make_controller, app_dir: Path) ->
         ctrl.actions.invoke("btn_mma_block_ticket", {"ticket_id": "a", "reason": "x"})
 
 
+def test_patches_obey_the_file_tools_path_policy(make_controller, app_dir: Path) -> None:
+    stored_track(app_dir)
+    hold = threading.Event()
+    ctrl = wired(make_controller, FakeTierClient(hold=hold, hold_timeout=5))
+    ctrl.clutch.set_policy("auto")
+    click(ctrl, "btn_mma_start_track")
+    check = mma_runtime(ctrl).conductor.config.path_check
+    hold.set()
+    pump_until(ctrl, lambda: ctrl.state.mma_status == "done")
+    assert check(app_dir / "src" / "mod.py") is None
+    assert "open project file" in check(app_dir / "manual_slop.toml")  # the tools' write protection
+    assert "outside the project" in check(app_dir.parent / "elsewhere.py")
+    assert check(app_dir / "credentials.toml") is not None and check(app_dir / ".git" / "config") is not None
+
+
 def test_mma_settings_live_in_the_project_file(make_controller, app_dir: Path) -> None:
     (app_dir / "manual_slop.toml").write_text(
         '[mma]\ntier1_model = "planner"\ntier3_models = ["s", "m", "l"]\n'

@@ -28,9 +28,16 @@ _TICKET_ID = Field(str, "", pattern=r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}", pattern
 def default_services(ctrl: AppController) -> MMAServices:
     """The AI client and Tier 3 context builder the orchestrator uses.
 
-    Merge point: until the AI client (``manual_slop.ai``) and context aggregation
-    (``build_tier3_context``) land, there is no client (MMA actions report that) and
-    workers get :func:`manual_slop.mma.worker.default_tier3_context`.
+    Merge point: until ``manual_slop.ai`` and ``manual_slop.context`` are on this branch
+    there is no client (MMA actions say so) and workers get
+    :func:`manual_slop.mma.worker.default_tier3_context`. Wired, the body is::
+
+        return MMAServices(
+            client=AIClientAdapter(ai_client),
+            context_builder=lambda r: build_tier3_context(
+                r.focus_files, r.base_dir, r.project_files, r.exclude
+            ),
+        )
     """
     return MMAServices(client=None, context_builder=None)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -26,6 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 from manual_slop.mma.errors import Aborted
 from manual_slop.mma.models import TierUsage
 from manual_slop.threads import DaemonThreadExecutor
+from manual_slop.tools.registry import ApprovalRequest, ApprovalResult
 
 __all__ = [
     "AIClientAdapter",
@@ -188,34 +189,25 @@ class TierCaller:
 
 
 class AIClientAdapter:
-    """Makes the app's ``ai_client`` (issue 5's ``send`` signature) a :class:`TierClient`.
+    """Makes the app's ``ai_client`` (``manual_slop.ai.client.AIClient``) a :class:`TierClient`.
 
-    ``usage`` reads the last call's tokens (a mapping with ``input_tokens`` /
-    ``output_tokens``, or ``input`` / ``output``); ``select_model(model)`` switches
-    the model before a send when a tier names one. The step gate is offered to the
-    client as its ``pre_tool_callback`` in the tools contract's shape: it receives
-    an ``ApprovalRequest`` (``.call.name``, ``.call.args``, ``.preview``) and returns
-    an ``ApprovalResult(approved, args, reason)`` built with ``result_type``.
+    The tier tag is passed as ``send(..., tier=...)`` (the client tags its comms and tool
+    entries with it); a tier model is set with ``set_provider(provider, model)`` for the call
+    and the previous model restored after it; the step gate is offered as the client's
+    ``pre_tool_callback`` in the tools contract's shape (``ApprovalRequest`` →
+    ``ApprovalResult``), so every mutating tool call of a worker is a step; usage is
+    ``get_token_usage()``.
     """
 
-    def __init__(
-        self,
-        client: Any,
-        *,
-        usage: Callable[[], Mapping[str, int]] | None = None,
-        select_model: Callable[[str], None] | None = None,
-        result_type: Callable[..., Any] | None = None,
-    ) -> None:
+    def __init__(self, client: Any) -> None:
         self._client = client
-        self._usage = usage
-        self._select_model = select_model
-        self._result_type = result_type
+        self._local = threading.local()
 
     def reset_session(self) -> None:
         self._client.reset_session()
 
     def set_current_tier(self, tier: str | None) -> None:
-        self._client.set_current_tier(tier)
+        self._local.tier = tier
 
     def send(
         self,
@@ -227,33 +219,32 @@ class AIClientAdapter:
         enable_tools: bool = True,
         step_gate: StepGate | None = None,
     ) -> str:
-        if model and self._select_model is not None:
-            self._select_model(model)
-        callback = self._pre_tool_callback(step_gate) if step_gate is not None else None
-        return self._client.send(
-            md_content, user_message, base_dir=base_dir, enable_tools=enable_tools, pre_tool_callback=callback
-        )
+        client = self._client
+        callback = _pre_tool_callback(step_gate) if step_gate is not None else None
+        previous = client.model
+        if model:
+            client.set_provider(client.provider, model)
+        try:
+            return client.send(
+                md_content,
+                user_message,
+                base_dir=base_dir,
+                enable_tools=enable_tools,
+                pre_tool_callback=callback,
+                tier=getattr(self._local, "tier", None),
+            )
+        finally:
+            if model and previous:
+                client.set_provider(client.provider, previous)
 
     def last_usage(self) -> TokenUsage:
-        if self._usage is None:
-            return TokenUsage()
-        raw = self._usage() or {}
-        return TokenUsage(
-            int(raw.get("input_tokens", raw.get("input", 0)) or 0),
-            int(raw.get("output_tokens", raw.get("output", 0)) or 0),
-        )
+        raw = self._client.get_token_usage()
+        return TokenUsage(int(raw.get("input_tokens", 0)), int(raw.get("output_tokens", 0)))
 
-    def _pre_tool_callback(self, gate: StepGate) -> Callable[[Any], Any]:
-        result_type = self._result_type
-        if result_type is None:
-            from manual_slop.tools.registry import ApprovalResult  # lands with the tools package
 
-            result_type = ApprovalResult
+def _pre_tool_callback(gate: StepGate) -> Callable[[ApprovalRequest], ApprovalResult]:
+    def callback(request: ApprovalRequest) -> ApprovalResult:
+        verdict = gate(StepRequest(request.call.name, dict(request.call.args), request.preview))
+        return ApprovalResult(verdict.approved, dict(verdict.args), verdict.reason)
 
-        def callback(request: Any) -> Any:
-            verdict = gate(
-                StepRequest(request.call.name, dict(request.call.args), getattr(request, "preview", ""))
-            )
-            return result_type(approved=verdict.approved, args=verdict.args, reason=verdict.reason)
-
-        return callback
+    return callback

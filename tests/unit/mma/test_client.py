@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from manual_slop.mma.client import AIClientAdapter, StepVerdict, TierCaller
 from manual_slop.mma.errors import Aborted
 from manual_slop.mma.models import TierUsage
+from manual_slop.tools.registry import ApprovalRequest, ApprovalResult, ToolCall
 from tests.unit.mma.fake_client import FakeTierClient
 
 
@@ -36,68 +36,44 @@ def test_abort_returns_at_once_while_the_provider_hangs() -> None:
     assert caller.shutdown(2.0) == []
 
 
-@dataclass
-class ApprovalResult:  # the tools contract's shape
-    approved: bool
-    args: dict[str, Any]
-    reason: str = ""
-
-
-@dataclass
-class ToolCall:
-    id: str
-    name: str
-    args: dict[str, Any]
-
-
-@dataclass
-class ApprovalRequest:
-    call: ToolCall
-    preview: str
-
-
 class ContractClient:
-    """Shaped like issue 5's ai_client: send(..., pre_tool_callback=...)."""
+    """Shaped like manual_slop.ai.client.AIClient as the adapter uses it."""
 
     def __init__(self) -> None:
-        self.tier: str | None = None
-        self.model = ""
+        self.provider = "anthropic"
+        self.model = "user-model"
         self.seen: list[Any] = []
+
+    def set_provider(self, name: str, model: str | None = None) -> None:
+        assert name == "anthropic"
+        self.model = model or self.model
 
     def reset_session(self) -> None:
         self.seen.append("reset")
 
-    def set_current_tier(self, tier: str | None) -> None:
-        self.tier = tier
+    def get_token_usage(self) -> dict[str, int]:
+        return {"input_tokens": 7, "output_tokens": 3, "cache_read_tokens": 0, "cache_write_tokens": 0}
 
-    def send(
-        self, md_content: str, user_message: str, *, base_dir: str, enable_tools: bool, pre_tool_callback
-    ):
-        result = pre_tool_callback(ApprovalRequest(ToolCall("1", "write_file", {"path": "a"}), "diff"))
-        self.seen.append(result)
-        return f"{self.tier}/{self.model}/{enable_tools}"
+    def send(self, md_content, user_message, *, base_dir, enable_tools, pre_tool_callback, tier):
+        request = ApprovalRequest(ToolCall("1", "write_file", {"path": "a"}), "diff")
+        self.seen.append(pre_tool_callback(request))
+        return f"{tier}/{self.model}/{enable_tools}"
 
 
-def test_the_adapter_speaks_the_tools_contract() -> None:
+def test_the_adapter_speaks_the_ai_client_and_tools_contracts() -> None:
     inner = ContractClient()
-    adapter = AIClientAdapter(
-        inner,
-        usage=lambda: {"input_tokens": 7, "output": 3},
-        select_model=lambda m: setattr(inner, "model", m),
-        result_type=ApprovalResult,
-    )
     requests = []
 
     def gate(request):
         requests.append(request)
         return StepVerdict(True, {"path": "b"}, "")
 
-    caller = TierCaller(adapter, TierUsage())
+    caller = TierCaller(AIClientAdapter(inner), TierUsage())
     assert (
         caller.call("Tier 3", "", "go", model="big", enable_tools=True, step_gate=gate) == "Tier 3/big/True"
     )
     assert requests[0].tool == "write_file" and requests[0].preview == "diff"
     assert inner.seen == ["reset", ApprovalResult(True, {"path": "b"}, "")]
     assert caller.usage.snapshot()["Tier 3"] == {"input": 7, "output": 3, "model": "big"}
-    assert inner.tier is None  # the tag is cleared after the call
+    assert inner.model == "user-model"  # the user's model is restored after a tier call
     caller.shutdown()

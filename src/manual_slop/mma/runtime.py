@@ -213,7 +213,6 @@ class MMARuntime:
                 with self._lock:
                     self._tracks[track.id] = track
                 planned.append(track)
-            self.ctrl.publish("tracks_planned", {"tracks": [t.summary() for t in planned]})
             update: dict[str, Any] = {
                 "status": "idle",
                 "active_tier": None,

@@ -24,6 +24,8 @@ def clean_env() -> dict[str, str]:
 
 
 def start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    if "--hook-port" not in args:
+        args = [*args, "--hook-port", "0"]  # never the fixed 8999: suites may run side by side
     return subprocess.Popen(
         [sys.executable, str(SLOPPY), *args],
         cwd=cwd,

@@ -79,7 +79,7 @@ def _register_fields(ctrl: AppController, runtime: MMARuntime) -> None:
     )
     reg(
         "mma_active_tier",
-        Field(str, "", "Tier working now ('' = none; read-only)"),
+        Field(str, "", "Tier working now ('' = none)"),
         lambda: state.active_tier or "",
     )
     reg("mma_tier_usage", Field(dict, {}, "Tokens per tier (read-only)"), lambda: dict(state.tier_usage))

@@ -45,7 +45,9 @@ def test_sigkill_during_200_saves_never_tears_the_file(tmp_path: Path) -> None:
         target = tmp_path / f"trial{trial}" / "config.toml"
         target.parent.mkdir()
         kill_after = rng.randrange(0, 198)
-        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(target)], stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(target)], stdout=subprocess.PIPE, text=True
+        )
         assert proc.stdout is not None
         while int(proc.stdout.readline()) < kill_after:
             pass

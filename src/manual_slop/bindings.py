@@ -23,13 +23,15 @@ __all__ = ["FEATURE_REGISTRARS", "register_all", "register_core_bindings", "regi
 
 URL_PATTERN = r"|https?://[^\s]+"
 FEATURE_AI = "lands with the multi-provider AI client"
-FEATURE_MMA = "lands with MMA orchestration"
 
 
 # Each feature package adds its fields and actions with a ``register(ctrl)`` function
 # listed here (e.g. ``manual_slop.context.bindings.register``); names reserved in
 # ``_register_actions`` as unavailable are removed when their feature lands.
-FEATURE_REGISTRARS: tuple[str, ...] = ("manual_slop.context.bindings.register",)
+FEATURE_REGISTRARS: tuple[str, ...] = (
+    "manual_slop.context.bindings.register",
+    "manual_slop.mma.bindings.register",
+)
 
 
 def register_all(ctrl: AppController) -> None:
@@ -382,19 +384,3 @@ def _register_actions(ctrl: AppController) -> None:
     reg("btn_dismiss_notifications", dismiss_notifications, "Clear the notification list")
     unavailable = ctrl.actions.register_unavailable
     unavailable("btn_fetch_models", "Refresh the model list from the provider", FEATURE_AI)
-    unavailable("btn_mma_plan_epic", "Ask Tier 1 to split the epic into tracks", FEATURE_MMA)
-    unavailable(
-        "btn_mma_accept_tracks",
-        "Accept proposed tracks (user_data: indices, default all)",
-        FEATURE_MMA,
-        user_data=Field(list, [], items=int),
-    )
-    unavailable(
-        "btn_mma_start_track",
-        "Start a track (user_data: track id, default the first)",
-        FEATURE_MMA,
-        user_data=Field(str, ""),
-    )
-    unavailable("btn_mma_pause", "Pause the running track", FEATURE_MMA)
-    unavailable("btn_mma_resume", "Resume the paused track", FEATURE_MMA)
-    unavailable("btn_mma_abort", "Abort the running track", FEATURE_MMA)

@@ -169,6 +169,13 @@ PROJECT_SCHEMA: Schema = {
     "context.subagent_summaries": Field(bool, False, "summarize: the provider summarizes very large files"),
     "context.views": Field(dict, {}, "Per-file views by path: {mode, slices?, annotation?}", values=dict),
     "context.presets": Field(dict, {}, "Named sets of files, excludes and views", values=dict),
+    "mma.tier1_model": Field(str, "", "Tier 1 (epic -> tracks) model ('' = the active model)"),
+    "mma.tier2_model": Field(str, "", "Tier 2 (track -> tickets, replans) model ('' = the active model)"),
+    "mma.tier3_models": Field(list, [], "Tier 3 worker models by attempt (escalation on retries)", items=str),
+    "mma.tier4_model": Field(str, "", "Tier 4 (QA summaries, patches) model ('' = the active model)"),
+    "mma.max_workers": Field(int, 4, "Tier 3 workers running at once", minimum=1, maximum=16),
+    "mma.max_replans": Field(int, 3, "Tier 2 replans allowed per track", minimum=0, maximum=3),
+    "mma.tier4_patches": Field(bool, True, "Offer Tier 4 patches for failed worker attempts"),
 }
 
 HISTORY_SCHEMA: Schema = {

@@ -186,6 +186,7 @@ class AppController:
         self.listboxes = SelectorRegistry("listbox")
         self.tab_bars = SelectorRegistry("tab bar")
         self._task_handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
+        self._shutdown_hooks: list[Callable[[], None]] = []
         self._backend = backend
         from manual_slop.bindings import register_all
 
@@ -599,6 +600,7 @@ class AppController:
             "subagent_summaries",
             "file_views",
             "context_presets",
+            "mma_settings",
         ):
             setattr(self.state, name, getattr(fresh, name))
         self.context.project_reloaded()
@@ -623,6 +625,10 @@ class AppController:
     # =====================================================================================
     # lifetime
     # =====================================================================================
+    def on_shutdown(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` (main thread) at the start of :meth:`shutdown`; it must bound its own waits."""
+        self._shutdown_hooks.append(hook)
+
     def request_stop(self) -> None:
         """Ask the frame loop to end (any thread; not from a signal handler)."""
         self.stop_requested.set()
@@ -643,6 +649,11 @@ class AppController:
             return []
         self._shut_down = True
         deadline = time.monotonic() + timeout
+        for hook in self._shutdown_hooks:  # features stop their threads while the clutch still works
+            try:
+                hook()
+            except Exception:
+                log.exception("shutdown hook %r failed", hook)
         self.clutch.close()  # wakes every thread blocked on a dialog
         self.event_queue.close()
         if self._loop.is_running() or not self._loop.is_closed():

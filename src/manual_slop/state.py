@@ -92,6 +92,7 @@ class AppState:
     active_track: dict[str, Any] | None = None
     mma_tickets: list[dict[str, Any]] = field(default_factory=list)
     tier_usage: dict[str, Any] = field(default_factory=dict)
+    mma_settings: dict[str, Any] = field(default_factory=dict)  # the project's [mma] table
     # logs and telemetry
     comms_log: list[dict[str, Any]] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -172,6 +173,7 @@ class AppState:
         state.subagent_summaries = get_path(project, "context.subagent_summaries")
         state.file_views = copy.deepcopy(get_path(project, "context.views"))
         state.context_presets = copy.deepcopy(get_path(project, "context.presets"))
+        state.mma_settings = copy.deepcopy(get_path(project, "mma", {}))
 
         state.discussions = copy.deepcopy(get_path(history, "discussions"))
         state.active_discussion = get_path(history, "active") or "main"
@@ -219,6 +221,8 @@ class AppState:
         set_path(out, "context.subagent_summaries", self.subagent_summaries)
         set_path(out, "context.views", copy.deepcopy(self.file_views))
         set_path(out, "context.presets", copy.deepcopy(self.context_presets))
+        for key, value in self.mma_settings.items():
+            set_path(out, f"mma.{key}", copy.deepcopy(value))
         return out
 
     def apply_to_history(self, history: dict[str, Any]) -> dict[str, Any]:

@@ -71,7 +71,7 @@ def test_registries_validate_before_anything_is_queued(make_controller) -> None:
         ctrl.actions.validate("btn_save", "unexpected user data")
     assert ctrl.actions.validate("btn_mma_accept_tracks", [0, 1]) == [0, 1]
     with pytest.raises(FeatureUnavailable, match="not available yet"):
-        ctrl.actions.invoke("btn_mma_plan_epic")
+        ctrl.actions.invoke("btn_fetch_models")
 
 
 def test_required_automation_surface_is_registered(make_controller) -> None:

@@ -262,7 +262,9 @@ EVENT_TYPES: dict[str, str] = {
     "pending_added": "a dialog waits for a decision: {id, kind, created, payload}",
     "pending_resolved": "a pending dialog was decided: {id, kind, approved, abort, decider}",
     "mma_state": "the MMA view state changed: {status?, active_tier?, tier_usage?, tickets?, track?}",
-    "ticket_status": "a ticket changed status (published by the MMA engine when it lands)",
+    "ticket_status": (
+        "a ticket changed: {track_id, ticket_id, status, retry_count, blocked_reason, assigned_to}"
+    ),
     "track_proposal": "Tier 1 proposed tracks: {tracks}",
     "error": "something failed: {message, task_id?, action?}",
     "notification": "a warning or info message for the user: {level, message}",

@@ -168,7 +168,7 @@ def test_unknown_ids_are_404(hook_app: HookApp) -> None:
 
 def test_an_unbuilt_action_is_queued_and_its_task_says_not_available_yet(hook_app: HookApp) -> None:
     client = hook_app.client()
-    task = client.click("btn_mma_plan_epic")
+    task = client.click("btn_md_only")
     with pytest.raises(HookTaskFailed, match="not available yet"):
         client.wait_for_task(task)
     assert client.task(task)["state"] == "error"

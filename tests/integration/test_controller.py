@@ -70,8 +70,9 @@ def test_registries_validate_before_anything_is_queued(make_controller) -> None:
     with pytest.raises(InvalidValue):
         ctrl.actions.validate("btn_save", "unexpected user data")
     assert ctrl.actions.validate("btn_mma_accept_tracks", [0, 1]) == [0, 1]
+    ctrl.actions.register_unavailable("btn_future_feature", "A feature still to come", "lands later")
     with pytest.raises(FeatureUnavailable, match="not available yet"):
-        ctrl.actions.invoke("btn_fetch_models")
+        ctrl.actions.invoke("btn_future_feature")
 
 
 def test_required_automation_surface_is_registered(make_controller) -> None:

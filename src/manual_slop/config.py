@@ -40,6 +40,7 @@ __all__ = [
     "HISTORY_SCHEMA",
     "PROJECT_SCHEMA",
     "PROVIDER_NAMES",
+    "SHELL_PROGRAMS",
     "AppPaths",
     "ConfigError",
     "Credentials",
@@ -97,6 +98,7 @@ DEFAULT_WINDOWS: dict[str, bool] = {
 }
 
 APPROVAL_POLICIES: tuple[str, ...] = ("manual", "allow_list", "auto")
+SHELL_PROGRAMS: tuple[str, ...] = ("auto", "bash", "pwsh", "powershell")
 
 
 def _global_schema() -> dict[str, Field]:
@@ -112,6 +114,10 @@ def _global_schema() -> dict[str, Field]:
         "approval.policy": Field(str, "manual", "Execution Clutch policy", choices=APPROVAL_POLICIES),
         "approval.timeout_s": Field(
             float, 3600.0, "How long an action waits for a decision before it is rejected", minimum=1.0
+        ),
+        "shell.program": Field(str, "auto", "Interpreter of run_shell", choices=SHELL_PROGRAMS),
+        "shell.timeout_s": Field(
+            float, 120.0, "How long run_shell may run before its process group is killed", minimum=1.0
         ),
         "hook.enabled": Field(bool, False, "Start the Hook API in GUI mode"),
         "hook.host": Field(str, "127.0.0.1", "Hook API bind address"),

@@ -46,6 +46,8 @@ class AppState:
     history_trunc_limit: int = 8000
     approval_policy: str = "manual"
     approval_timeout_s: float = 3600.0
+    shell_program: str = "auto"
+    shell_timeout_s: float = 120.0
     # project
     project_name: str = ""
     system_prompt: str = ""
@@ -134,6 +136,8 @@ class AppState:
         state.history_trunc_limit = get_path(config, "ai.history_trunc_limit")
         state.approval_policy = get_path(config, "approval.policy")
         state.approval_timeout_s = get_path(config, "approval.timeout_s")
+        state.shell_program = get_path(config, "shell.program")
+        state.shell_timeout_s = get_path(config, "shell.timeout_s")
         state.theme = get_path(config, "gui.theme")
         state.font_scale = get_path(config, "gui.font_scale")
         state.show_windows = dict(get_path(config, "gui.show_windows"))
@@ -168,6 +172,8 @@ class AppState:
             set_path(out, f"providers.{name}.base_url", self.provider_base_urls.get(name, ""))
         set_path(out, "approval.policy", self.approval_policy)
         set_path(out, "approval.timeout_s", self.approval_timeout_s)
+        set_path(out, "shell.program", self.shell_program)
+        set_path(out, "shell.timeout_s", self.shell_timeout_s)
         set_path(out, "gui.theme", self.theme)
         set_path(out, "gui.font_scale", self.font_scale)
         set_path(out, "gui.show_windows", dict(self.show_windows))

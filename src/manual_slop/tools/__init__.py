@@ -5,11 +5,19 @@
 - :mod:`~manual_slop.tools.security` — ``PathPolicy``: which paths a tool may read or write
 - :mod:`~manual_slop.tools.breaker` — the per-tool circuit breaker
 - :mod:`~manual_slop.tools.errors` — the exceptions handlers raise
+- :mod:`~manual_slop.tools.approval` — the app side: approvals through the Execution Clutch and
+  the per-send ``ExecutionContext``
+- the tools: :mod:`~manual_slop.tools.files`, :mod:`~manual_slop.tools.edits`,
+  :mod:`~manual_slop.tools.python_ast`, :mod:`~manual_slop.tools.outline`,
+  :mod:`~manual_slop.tools.summary`, :mod:`~manual_slop.tools.git`, :mod:`~manual_slop.tools.web`,
+  :mod:`~manual_slop.tools.shell`, assembled by :mod:`~manual_slop.tools.builtin`
 """
 
 from __future__ import annotations
 
+from manual_slop.tools.approval import build_execution_context, make_pre_tool_callback
 from manual_slop.tools.breaker import BreakerState, CircuitBreaker
+from manual_slop.tools.builtin import builtin_tools
 from manual_slop.tools.errors import (
     AccessDenied,
     ToolDefinitionError,
@@ -33,6 +41,7 @@ from manual_slop.tools.registry import (
     default_registry,
 )
 from manual_slop.tools.security import PathPolicy
+from manual_slop.tools.web import WebSettings
 
 __all__ = [
     "AccessDenied",
@@ -55,5 +64,9 @@ __all__ = [
     "ToolStatus",
     "ToolTimeout",
     "ToolUnavailable",
+    "WebSettings",
+    "build_execution_context",
+    "builtin_tools",
     "default_registry",
+    "make_pre_tool_callback",
 ]

@@ -1,17 +1,39 @@
-"""The built-in tools, declared in one place (names and parameters are a contract with the
-model; docs/guide_tools.md lists them and a test keeps the two in step)."""
+"""The built-in tools, assembled in one place.
+
+Names and parameters are a contract with the model; docs/guide_tools.md lists them and a
+test keeps the two in step. Order here is the order providers see them in.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
+from manual_slop.tools.edits import edit_tools
+from manual_slop.tools.files import file_tools
+from manual_slop.tools.git import git_tools
+from manual_slop.tools.outline import outline_tools
+from manual_slop.tools.python_ast import python_tools
 from manual_slop.tools.registry import Tool
+from manual_slop.tools.shell import SHELL_TIMEOUT_S, shell_tools
+from manual_slop.tools.summary import summary_tools
+from manual_slop.tools.web import WebSettings, web_tools
 
 __all__ = ["builtin_tools"]
 
 
-def builtin_tools(**options: Any) -> list[Tool]:
-    """Every built-in tool, configured by ``options``."""
-    if options:
-        raise TypeError(f"unknown tool options: {', '.join(sorted(options))}")
-    return []
+def builtin_tools(
+    *,
+    shell_timeout_s: float = SHELL_TIMEOUT_S,
+    web: WebSettings | None = None,
+    with_powershell: bool | None = None,
+) -> list[Tool]:
+    """Every built-in tool. ``with_powershell`` forces ``run_powershell`` on or off (default:
+    registered when PowerShell is installed)."""
+    return [
+        *file_tools(),
+        *edit_tools(),
+        *python_tools(),
+        *outline_tools(),
+        *summary_tools(),
+        *git_tools(),
+        *web_tools(web),
+        *shell_tools(shell_timeout_s, with_powershell=with_powershell),
+    ]

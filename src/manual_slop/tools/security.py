@@ -10,7 +10,8 @@ Three layers:
    the session logs folder, and (by identity) the app's own config, credentials and
    history files under any name or hard link — then the explicit allowlist, then
    containment in a base dir; anything else is denied. Writes are checked by the same
-   rules, and additionally may not go inside a ``.git`` folder.
+   rules, and additionally may not go inside a ``.git`` folder or replace the open project
+   file (it holds the allow-list rules of the Execution Clutch).
 3. **Every path is resolved first**: relative to the base dir, ``~`` expanded, ``..``
    and symlinks followed (:func:`os.path.realpath`). A path with a NUL byte, control or
    invisible characters, a component that only *looks* like ``..`` or a separator
@@ -104,6 +105,7 @@ class PathPolicy:
         *,
         blocked_dirs: Iterable[str | os.PathLike[str]] = (),
         protected_files: Iterable[str | os.PathLike[str]] = (),
+        write_protected: Iterable[str | os.PathLike[str]] = (),
     ) -> None:
         if not base_dirs:
             raise ValueError("a path policy needs at least one base dir")
@@ -113,6 +115,9 @@ class PathPolicy:
         protected = [os.path.normcase(os.path.realpath(os.fspath(p))) for p in protected_files]
         self._protected_paths = frozenset(protected)
         self._protected_ids = frozenset(i for i in map(_identity, protected) if i is not None)
+        self._write_protected = frozenset(
+            os.path.normcase(os.path.realpath(os.fspath(p))) for p in write_protected
+        )
 
     # -- construction from a project ------------------------------------------------------
     @classmethod
@@ -124,6 +129,7 @@ class PathPolicy:
         *,
         log_dir: str | os.PathLike[str] | None = None,
         protected_files: Iterable[str | os.PathLike[str]] = (),
+        write_protected: Iterable[str | os.PathLike[str]] = (),
         extra_dirs: Iterable[str | os.PathLike[str]] = (),
     ) -> PathPolicy:
         """The policy of one project: its base dir (plus ``extra_dirs``), its tracked files
@@ -131,7 +137,13 @@ class PathPolicy:
         base = Path(base_dir)
         files = expand_tracked(base, tracked, exclude)
         blocked = [log_dir if log_dir is not None else base / "logs"]
-        return cls([base, *extra_dirs], files, blocked_dirs=blocked, protected_files=protected_files)
+        return cls(
+            [base, *extra_dirs],
+            files,
+            blocked_dirs=blocked,
+            protected_files=protected_files,
+            write_protected=write_protected,
+        )
 
     @property
     def base_dirs(self) -> tuple[Path, ...]:
@@ -214,6 +226,10 @@ class PathPolicy:
         raise AccessDenied(shown, f"resolves to {resolved}, outside the project (allowed: {bases})")
 
     def _check_write_target(self, shown: str, resolved: str) -> None:
+        if resolved in self._write_protected:
+            raise AccessDenied(
+                shown, "this is the open project file (it holds the approval rules); edit it in the app"
+            )
         for base in self._bases:
             if _is_within(resolved, base):
                 relative = resolved[len(base) :].strip(os.sep).split(os.sep)

@@ -1,0 +1,117 @@
+"""The bridge between the tool registry and a running app: approvals and the execution context.
+
+:func:`build_execution_context` snapshots what the tools need from an
+:class:`~manual_slop.controller.AppController` — base dir, tracked files, shell settings —
+on the main thread and rebuilds the path allowlist from it (layer 1 of the security
+model), so call it before each send. Its ``pre_tool_callback`` (:func:`make_pre_tool_callback`)
+turns every mutating call into an Execution Clutch dialog —
+
+- ``run_shell`` / ``run_powershell``: ``ConfirmDialog(script, base_dir)``; the edited script runs;
+- file edits and ``py_update_definition``: ``ToolApprovalDialog(tool, args, diff)`` with the
+  unified diff of the change; the edited args run —
+
+and blocks the calling (worker) thread in ``ctrl.request_approval`` until the policy or a
+human decides. ``allow_list`` rules and ``auto`` are applied by the clutch, which writes
+every decision, with the rule that matched, to ``audit.log``. Executed calls reach
+``toolcalls.log`` and the Tool Calls view through ``ctx.on_tool_call`` →
+``ctrl.add_tool_call``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from manual_slop.dialogs import ConfirmDialog, PendingDialog, ToolApprovalDialog
+from manual_slop.tools.registry import ApprovalRequest, ApprovalResult, ExecutionContext, PreToolCallback
+from manual_slop.tools.security import PathPolicy
+
+if TYPE_CHECKING:
+    from manual_slop.controller import AppController
+
+__all__ = ["SCRIPT_TOOLS", "ProjectSnapshot", "build_execution_context", "make_pre_tool_callback"]
+
+SCRIPT_TOOLS = frozenset({"run_shell", "run_powershell"})
+
+
+def make_pre_tool_callback(ctrl: AppController, base_dir: Path, tier: str | None = None) -> PreToolCallback:
+    """The approval callback for calls made on behalf of ``ctrl`` (``tier`` labels the dialogs)."""
+
+    def callback(request: ApprovalRequest) -> ApprovalResult:
+        call = request.call
+        dialog: PendingDialog
+        if call.name in SCRIPT_TOOLS:
+            dialog = ConfirmDialog(str(call.args.get("script", "")), str(base_dir))
+        else:
+            dialog = ToolApprovalDialog(call.name, dict(call.args), request.preview)
+        dialog.source_tier = tier
+        decision = ctrl.request_approval(dialog)
+        if not decision.approved:
+            return ApprovalResult(False, dict(call.args), decision.reason, abort=decision.abort)
+        if isinstance(dialog, ConfirmDialog):
+            return ApprovalResult(True, {**call.args, "script": decision.payload["script"]})
+        return ApprovalResult(True, dict(decision.payload["args"]))
+
+    return callback
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectSnapshot:
+    """What the tools need from the app's state, read on the main thread."""
+
+    base_dir: Path
+    tracked: tuple[str, ...]
+    exclude: tuple[str, ...]
+    shell_program: str
+    shell_timeout_s: float
+
+    @classmethod
+    def of(cls, ctrl: AppController) -> ProjectSnapshot:
+        state = ctrl.state
+        return cls(
+            ctrl.base_dir(),
+            tuple(state.project_files),
+            tuple(state.files_exclude),
+            state.shell_program,
+            state.shell_timeout_s,
+        )
+
+
+def build_execution_context(
+    ctrl: AppController,
+    *,
+    tier: str | None = None,
+    abort: threading.Event | None = None,
+    timeout: float = 5.0,
+) -> ExecutionContext:
+    """A fresh context for one send: the allowlist rebuilt from the project, approvals through the
+    clutch, tool calls logged. From another thread the state is read through ``call_on_main``
+    (``timeout`` s); the tracked-file globs are expanded on the calling thread."""
+    snapshot = (
+        ProjectSnapshot.of(ctrl)
+        if ctrl.on_main_thread()
+        else ctrl.call_on_main(lambda: ProjectSnapshot.of(ctrl), timeout)
+    )
+    paths = ctrl.paths
+    policy = PathPolicy.for_project(
+        snapshot.base_dir,
+        snapshot.tracked,
+        snapshot.exclude,
+        log_dir=paths.log_dir,
+        protected_files=[paths.config_file, paths.credentials_file, paths.history_file],
+        write_protected=[paths.project_file],
+    )
+    return ExecutionContext(
+        base_dir=snapshot.base_dir,
+        policy=policy,
+        pre_tool_callback=make_pre_tool_callback(ctrl, snapshot.base_dir, tier),
+        tier=tier,
+        on_tool_call=ctrl.add_tool_call,
+        abort=abort,
+        shell_program=snapshot.shell_program,
+        timeouts={"run_shell": snapshot.shell_timeout_s, "run_powershell": snapshot.shell_timeout_s},
+        save_script=ctrl.session_log.save_script,
+        redact=ctrl.redactor.redact,
+    )

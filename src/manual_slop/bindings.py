@@ -23,14 +23,13 @@ __all__ = ["FEATURE_REGISTRARS", "register_all", "register_core_bindings", "regi
 
 URL_PATTERN = r"|https?://[^\s]+"
 FEATURE_CONTEXT = "lands with context aggregation and discussions"
-FEATURE_AI = "lands with the multi-provider AI client"
 FEATURE_MMA = "lands with MMA orchestration"
 
 
 # Each feature package adds its fields and actions with a ``register(ctrl)`` function
 # listed here (e.g. ``manual_slop.context.bindings.register``); names reserved in
 # ``_register_actions`` as unavailable are removed when their feature lands.
-FEATURE_REGISTRARS: tuple[str, ...] = ()
+FEATURE_REGISTRARS: tuple[str, ...] = ("manual_slop.ai.bindings.register",)
 
 
 def register_all(ctrl: AppController) -> None:
@@ -93,6 +92,14 @@ def register_task_handlers(ctrl: AppController) -> None:
             "response", {"request_id": request_id, "text": text, "status": task.get("status", "done")}
         )
 
+    def ai_stream_chunk(task: dict[str, Any]) -> None:
+        request_id = task.get("request_id")
+        if request_id is None or request_id != state.active_request_id:
+            return  # a late chunk of a request that already finished
+        text = str(task.get("text", ""))
+        state.ai_response = text if task.get("seq", 0) == 0 else state.ai_response + text
+        ctrl.publish("ai_stream_chunk", {"request_id": request_id, "seq": task.get("seq", 0), "text": text})
+
     def show_track_proposal(task: dict[str, Any]) -> None:
         state.proposed_tracks = list(task.get("tracks", []))
         ctrl.publish("track_proposal", {"tracks": state.proposed_tracks})
@@ -134,6 +141,7 @@ def register_task_handlers(ctrl: AppController) -> None:
             "custom_callback": custom_callback,
             "refresh_from_project": lambda task: ctrl.reload_project(),
             "handle_ai_response": handle_ai_response,
+            "ai_stream_chunk": ai_stream_chunk,
             "show_track_proposal": show_track_proposal,
             "mma_state_update": mma_state_update,
             # Dialogs are registered by the clutch on the requesting thread; these keep
@@ -393,7 +401,6 @@ def _register_actions(ctrl: AppController) -> None:
     unavailable = ctrl.actions.register_unavailable
     unavailable("btn_md_only", "Write the compiled context to the output dir", FEATURE_CONTEXT)
     unavailable("btn_compress_discussion", "Summarize the discussion with the provider", FEATURE_CONTEXT)
-    unavailable("btn_fetch_models", "Refresh the model list from the provider", FEATURE_AI)
     unavailable("btn_mma_plan_epic", "Ask Tier 1 to split the epic into tracks", FEATURE_MMA)
     unavailable(
         "btn_mma_accept_tracks",

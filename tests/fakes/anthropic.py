@@ -38,7 +38,7 @@ class AnthropicFake(FakeServer):
     def __init__(self, turns=(), *, api_key: str | None = None, models: list[str] | None = None) -> None:
         super().__init__(turns)
         self.api_key = api_key
-        self.models = models or ["claude-sonnet-4-5", "claude-haiku-4-5"]
+        self.models = models or ["claude-sonnet-4-6", "claude-haiku-4-5"]
         self._ids = itertools.count(1)
         self._cached_prefixes: set[str] = set()
 

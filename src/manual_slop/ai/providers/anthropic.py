@@ -19,7 +19,7 @@ from typing import Any
 
 from manual_slop.ai.errors import ErrorKind, ProviderError, WireError
 from manual_slop.ai.messages import Message, ModelReply, ModelRequest, Role, ToolChoice, Usage
-from manual_slop.ai.providers.base import Provider, status_kind
+from manual_slop.ai.providers.base import Provider, status_kind, transport_errors
 from manual_slop.ai.retry import parse_retry_after
 from manual_slop.tools.registry import ToolCall, ToolStatus
 
@@ -179,7 +179,7 @@ class AnthropicProvider(Provider):
             return self.error(ErrorKind.UNKNOWN, exc, status=exc.status, retryable=False)
         import anthropic
 
-        if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
+        if isinstance(exc, (anthropic.APIConnectionError, *transport_errors())):  # timeouts, cut streams
             return self.error(ErrorKind.NETWORK, exc)
         if isinstance(exc, anthropic.APIStatusError):
             status = exc.status_code

@@ -14,6 +14,7 @@ Constructors do no I/O and import no SDK: heavy imports happen at the first call
 from __future__ import annotations
 
 import abc
+import importlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -23,7 +24,14 @@ from manual_slop.ai.errors import ErrorKind, ProviderError
 from manual_slop.ai.messages import ModelReply, ModelRequest
 from manual_slop.config import Secret
 
-__all__ = ["DEFAULT_TIMEOUT_S", "Provider", "ProviderConfig", "ProviderHooks", "status_kind"]
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "Provider",
+    "ProviderConfig",
+    "ProviderHooks",
+    "status_kind",
+    "transport_errors",
+]
 
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -167,3 +175,17 @@ def status_kind(status: int | None) -> ErrorKind:
     if status == 408:
         return ErrorKind.NETWORK
     return ErrorKind.UNKNOWN  # 5xx and 529 are retried as transient all the same
+
+
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP client libraries' transport failures (timeouts, refused or broken connections).
+
+    The SDKs run on ``httpx`` or its successor ``httpx2``; whichever is installed counts.
+    """
+    found: list[type[BaseException]] = []
+    for module in ("httpx", "httpx2"):
+        try:
+            found.append(importlib.import_module(module).TransportError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)

@@ -23,7 +23,7 @@ from typing import Any
 
 from manual_slop.ai.errors import ErrorKind, ProviderError, WireError
 from manual_slop.ai.messages import Message, ModelReply, ModelRequest, Role, ToolChoice, Usage
-from manual_slop.ai.providers.base import Provider, status_kind
+from manual_slop.ai.providers.base import Provider, status_kind, transport_errors
 from manual_slop.ai.retry import parse_retry_after
 from manual_slop.ai.transcript import estimate_tokens
 from manual_slop.tools.registry import ToolCall
@@ -339,7 +339,6 @@ class GeminiProvider(Provider):
             return exc
         if isinstance(exc, WireError):
             return self.error(ErrorKind.UNKNOWN, exc, status=exc.status, retryable=False)
-        import httpx
         from google.genai import errors
 
         if isinstance(exc, errors.APIError):
@@ -348,7 +347,7 @@ class GeminiProvider(Provider):
             headers = exc.response.headers if getattr(exc, "response", None) is not None else {}
             retry_after = parse_retry_after(headers.get("retry-after")) or _retry_delay(exc.details)
             return self.error(kind, exc, status=status, retry_after=retry_after)
-        if isinstance(exc, httpx.TransportError):  # timeouts, refused connections, bodies cut short
+        if isinstance(exc, transport_errors()):  # timeouts, refused connections, bodies cut short
             return self.error(ErrorKind.NETWORK, exc)
         return self.error(ErrorKind.UNKNOWN, exc, retryable=False)
 

@@ -16,6 +16,7 @@ Token counts are estimates: :data:`CHARS_PER_TOKEN` characters per token.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from manual_slop.ai.messages import Message, Role, ToolOutput
@@ -35,6 +36,7 @@ REFRESH_MARKER = "[SYSTEM: FILES UPDATED]"
 STALE_REFRESH_NOTE = "[SYSTEM: FILES UPDATED block removed: a later turn has the current files]"
 INTERRUPTED_OUTPUT = "(not executed: the request was interrupted before this call ran)"
 INTERRUPTED_REPLY = "(no reply: the request was interrupted)"
+_TRUNCATED = re.compile(r"\n\[\.\.\. [\d,]+ more characters of this old tool output were truncated\]\Z")
 
 
 def estimate_tokens(chars: int) -> int:
@@ -50,8 +52,11 @@ def strip_refresh(text: str) -> str:
 
 
 def truncate_output(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters with a note saying how much was cut."""
+    """``text`` cut to ``limit`` characters with a note saying how much was cut (idempotent)."""
     if len(text) <= limit:
+        return text
+    already = _TRUNCATED.search(text)
+    if already is not None and already.start() <= limit:
         return text
     cut = len(text) - limit
     return f"{text[:limit]}\n[... {cut:,} more characters of this old tool output were truncated]"
@@ -116,10 +121,17 @@ class Conversation:
 
     # -- compaction ----------------------------------------------------------------------
     def compact(self, trunc_limit: int) -> int:
-        """Truncate older tool outputs and drop their stale refresh blocks; returns messages changed."""
+        """Truncate older tool outputs and drop their stale refresh blocks; returns messages changed.
+
+        Only the latest round of the exchange in progress stays whole: once the user has
+        asked something new, the outputs of earlier exchanges are old too.
+        """
+        last_user = max((i for i, m in enumerate(self.messages) if m.role is Role.USER), default=-1)
         tool_indexes = [i for i, m in enumerate(self.messages) if m.role is Role.TOOL]
+        if tool_indexes and tool_indexes[-1] > last_user:
+            tool_indexes.pop()
         changed = 0
-        for index in tool_indexes[:-1]:
+        for index in tool_indexes:
             message = self.messages[index]
             outputs = tuple(
                 ToolOutput(

@@ -171,7 +171,7 @@ class GeminiProvider(Provider):
         self.cache.forget()
 
     def cache_info(self) -> dict[str, Any]:
-        return self.cache.info()
+        return self.cache.info() if self.cache.name else {}
 
     # -- translation -------------------------------------------------------------------------
     def _contents(self, messages: list[Message]) -> list[Any]:

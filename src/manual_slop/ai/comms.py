@@ -37,14 +37,25 @@ def set_current_tier(tier: str | None) -> None:
     _tier.value = tier
 
 
+_PLAIN = (int, float, bool, type(None))
+
+
 def clip(value: Any, limit: int = PAYLOAD_TEXT_LIMIT) -> Any:
     """``value`` with long strings cut (nested in dicts and lists too)."""
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:
         return value if len(value) <= limit else value[:limit] + f"...[{len(value):,} chars]"
+    if kind in _PLAIN:
+        return value
     if isinstance(value, dict):
-        return {k: clip(v, limit) for k, v in value.items()}
+        return {
+            k: v if type(v) in _PLAIN or (type(v) is str and len(v) <= limit) else clip(v, limit)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         return [clip(v, limit) for v in value]
+    if isinstance(value, str):  # a str subclass (StrEnum)
+        return clip(str(value), limit)
     return value
 
 

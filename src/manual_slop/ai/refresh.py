@@ -39,9 +39,11 @@ class FileRefresher:
     """Remembers tracked files and reports the ones that changed since they were last seen."""
 
     def __init__(self, file_items: Iterable[Any] | None, base_dir: str | Path = ".") -> None:
-        base = Path(base_dir)
         self.files: list[TrackedFile] = []
-        for item in file_items or ():
+        if not file_items:
+            return
+        base = Path(base_dir)
+        for item in file_items:
             tracked = _tracked(item, base)
             if tracked is not None:
                 self.files.append(tracked)

@@ -57,7 +57,6 @@ def call_with_retries(
     ``wait(seconds)`` sleeps and returns True when the wait was interrupted (then the
     last error is raised); ``on_retry(error, retry, delay)`` is told before each wait.
     """
-    rng = rng or random.Random()
     sleeper = wait or _sleep
     retry = 0
     while True:
@@ -65,6 +64,7 @@ def call_with_retries(
             return call()
         except ProviderError as error:
             retry += 1
+            rng = rng or random.Random()  # made on the first failure only: seeding costs ~20 us
             delay = policy.delay(retry, error, rng)
             if delay is None:
                 raise

@@ -374,3 +374,41 @@ def test_a_malformed_execute_block_is_sent_back_as_an_error(tmp_path) -> None:
     assert harness.client().send("", "go", pre_tool_callback=approve_all) == "Fixed it."
     second = json.dumps(harness.llama.requests[1])
     assert "not valid JSON" in second and "write the block again" in second
+
+
+def test_every_provider_falls_back_when_it_fails(harness: Harness, tmp_path) -> None:
+    backup_name = "deepseek" if harness.name == "local" else "local"
+    backup = make_harness(backup_name, tmp_path / "backup")
+    try:
+        harness.push(Fail(401))
+        backup.push(Reply("from the backup"))
+        client = harness.client(fallback=[backup_name])
+        client.configure(provider=backup_name, **backup.configure_options())
+        if backup_name == "local":
+            client._local_engine_factory = backup.client_options()["local_engine_factory"]
+        assert client.send("", "hi") == "from the backup"
+        moves = [e["payload"] for e in harness.entries if e["kind"] == "fallback"]
+        assert moves[0]["from"] == harness.name and moves[0]["to"] == backup_name
+    finally:
+        backup.close()
+
+
+@pytest.mark.parametrize("name", ["gemini_cli", "gemini", "anthropic", "deepseek"])
+def test_a_transient_failure_is_retried(name: str, tmp_path) -> None:
+    harness = make_harness(name, tmp_path)
+    try:
+        harness.push(Fail(503), Reply("recovered"))
+        assert harness.client().send("", "hi") == "recovered"
+        assert [e["payload"]["status"] for e in harness.entries if e["kind"] == "retry"] == [503]
+    finally:
+        harness.close()
+
+
+def test_gemini_works_on_the_v1_api_too(tmp_path) -> None:
+    harness = make_harness("gemini", tmp_path)
+    try:
+        harness.push(Reply("v1 answer"))
+        assert harness.client(api_version="v1").send("", "hi") == "v1 answer"
+        assert harness.fake.model_calls()[0].path.startswith("/v1/models/")
+    finally:
+        harness.close()

@@ -43,10 +43,17 @@ PROVIDER_CLASSES: dict[str, str] = {
 assert set(PROVIDER_CLASSES) == set(PROVIDER_NAMES), "every configurable provider needs a class"
 
 
+_loaded: dict[str, type[Provider]] = {}
+
+
 def provider_class(name: str) -> type[Provider]:
     """The class of provider ``name`` (ConfigurationError naming the known ones otherwise)."""
+    loaded = _loaded.get(name)
+    if loaded is not None:
+        return loaded
     target = PROVIDER_CLASSES.get(name)
     if target is None:
         raise ConfigurationError(f"unknown provider {name!r}; known: {', '.join(PROVIDER_NAMES)}")
     module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    cls = _loaded[name] = getattr(importlib.import_module(module), attr)
+    return cls

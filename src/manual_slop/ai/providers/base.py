@@ -86,6 +86,8 @@ class Provider(abc.ABC):
     # -- configuration ---------------------------------------------------------------------
     def reconfigure(self, config: ProviderConfig) -> None:
         """Take new settings; drops the connection when the endpoint, key or model file changed."""
+        if config == self.config:
+            return
         if config.connection() != self.config.connection():
             self.close()
         self.config = config

@@ -89,6 +89,7 @@ class GeminiProvider(Provider):
         self._chat: Any = None
         self._chat_signature: tuple[Any, ...] | None = None  # (config digest, message keys)
         self._last_reply: Any = None  # the Content the chat recorded for our last answer
+        self._tool_objects: dict[str, list[Any]] = {}
         self.cache = GeminiCache(self.hooks.clock)
 
     # -- connection --------------------------------------------------------------------------
@@ -116,11 +117,10 @@ class GeminiProvider(Provider):
 
     # -- cache -------------------------------------------------------------------------------
     def _cached_content(
-        self, client: Any, system: str, tools: list[Any], request: ModelRequest
+        self, client: Any, system: str, tools: list[Any], tool_json: str, request: ModelRequest
     ) -> str | None:
         from google.genai import types
 
-        tool_json = json.dumps([t.model_dump(exclude_none=True, mode="json") for t in tools], sort_keys=True)
         digest = hashlib.sha256(f"{self.config.model}\0{system}\0{tool_json}".encode()).hexdigest()
         tokens = estimate_tokens(len(system) + len(tool_json))
         decision = self.cache.decide(digest, tokens)
@@ -206,37 +206,47 @@ class GeminiProvider(Provider):
                 contents.append(types.Content(role="model", parts=parts or [types.Part(text="(no text)")]))
         return contents
 
+    def _tools(self, request: ModelRequest) -> tuple[list[Any], str]:
+        """The request's tools as SDK objects, and their JSON (built once per distinct set)."""
+        from google.genai import types
+
+        declarations = request.declarations("gemini") if request.declarations is not None else []
+        if not declarations:
+            return [], ""
+        tool_json = json.dumps(declarations, sort_keys=True)
+        cached = self._tool_objects.get(tool_json)
+        if cached is None:
+            cached = [
+                types.Tool(function_declarations=[types.FunctionDeclaration(**d) for d in declarations])
+            ]
+            self._tool_objects = {tool_json: cached}  # keep one set: tools rarely change
+        return cached, tool_json
+
     def _config(self, request: ModelRequest, client: Any) -> tuple[Any, str]:
+        """The chat's config, and a digest that changes whenever the config does."""
         from google.genai import types
 
         system = "\n\n".join(part for part in (request.system, request.context) if part.strip())
-        tools: list[Any] = []
-        if request.declarations is not None:
-            declarations = [types.FunctionDeclaration(**d) for d in request.declarations("gemini")]
-            if declarations:
-                tools = [types.Tool(function_declarations=declarations)]
-        cache_name = self._cached_content(client, system, tools, request) if system else None
+        tools, tool_json = self._tools(request)
+        cache_name = self._cached_content(client, system, tools, tool_json, request) if system else None
         options: dict[str, Any] = {
             "temperature": self.config.temperature,
             "top_p": self.config.top_p,
             "max_output_tokens": self.config.max_tokens,
         }
+        force_text = bool(tools) and request.tool_choice is ToolChoice.NONE
         if cache_name:
-            options["cached_content"] = cache_name
+            options["cached_content"] = cache_name  # system text and tools live in the cache
         else:
             options["system_instruction"] = system or None
             options["tools"] = tools or None
-            if tools and request.tool_choice is ToolChoice.NONE:
+            if force_text:
                 options["tool_config"] = types.ToolConfig(
                     function_calling_config=types.FunctionCallingConfig(mode="NONE")
                 )
+        shape = (self.config.model, options["temperature"], options["top_p"], options["max_output_tokens"])
         digest = hashlib.sha256(
-            json.dumps(
-                {k: v for k, v in options.items() if k not in ("tools", "tool_config")},
-                default=str,
-                sort_keys=True,
-            ).encode()
-            + str(len(tools)).encode()
+            f"{shape}\0{cache_name}\0{force_text and not cache_name}\0{system}\0{tool_json}".encode()
         ).hexdigest()
         return types.GenerateContentConfig(**options), digest
 
@@ -255,11 +265,10 @@ class GeminiProvider(Provider):
                 )
             self._chat_signature = None  # unknown until this call succeeds
             parts = self._contents([last])[0].parts
-            per_call = {"config": config}
             if request.stream.active:
-                content, usage = self._stream(parts, per_call, request)
+                content, usage = self._stream(parts, request)
             else:
-                response = self._chat.send_message(parts, **per_call)
+                response = self._chat.send_message(parts)
                 content, usage = _first_content(response), response.usage_metadata
         except ProviderError:
             raise
@@ -282,12 +291,12 @@ class GeminiProvider(Provider):
             and prefix[-1].native is self._last_reply
         )
 
-    def _stream(self, parts: list[Any], per_call: dict[str, Any], request: ModelRequest) -> tuple[Any, Any]:
+    def _stream(self, parts: list[Any], request: ModelRequest) -> tuple[Any, Any]:
         from google.genai import types
 
         collected: list[Any] = []
         usage = None
-        for chunk in self._chat.send_message_stream(parts, **per_call):
+        for chunk in self._chat.send_message_stream(parts):
             content = _first_content(chunk)
             for part in content.parts or [] if content is not None else []:
                 if part.text and not part.thought:

@@ -143,14 +143,12 @@ class OpenAICompatibleProvider(Provider):
                 timeout=(CONNECT_TIMEOUT_S, self.config.timeout_s),
                 stream=bool(body.get("stream")),
             )
-            try:
-                if response.status_code >= 400:
-                    raise _wire_error(response)
-                if body.get("stream"):
+            if response.status_code >= 400:
+                raise _wire_error(response)
+            if body.get("stream"):
+                with response:  # a stream read to its end leaves the connection reusable
                     return self._read_stream(response, request.stream)
-                return self._read_json(response)
-            finally:
-                response.close()
+            return self._read_json(response)  # the body is read whole; the connection goes back to the pool
         except ProviderError:
             raise
         except Exception as exc:

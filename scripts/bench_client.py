@@ -195,9 +195,8 @@ def main() -> int:
     local = bench_local(args.local_runs, args.local_tokens)
     if local is not None:
         ours, theirs = local
-        print(
-            f"\nlocal model tokens/s, median of {args.local_runs} alternating generations of {args.local_tokens} tokens"
-        )
+        runs, tokens = args.local_runs, args.local_tokens
+        print(f"\nlocal model tokens/s, median of {runs} alternating generations of {tokens} tokens")
         print(f"{'ai_client (local)':<28} {ours:>10.1f} tok/s")
         print(f"{'raw xllamacpp':<28} {theirs:>10.1f} tok/s")
         print(f"{'ratio':<28} {ours / theirs:>10.3f}        (goal >= 0.9)")

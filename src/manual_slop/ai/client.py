@@ -274,7 +274,11 @@ class AIClient:
             with self._settings_lock:
                 self.settings.keys[self.settings.provider] = _secret(settings.get("api_key"))
         if settings.get("fallback") is not None:
-            changes["fallback"] = list(settings["fallback"])
+            chain = [str(n).strip().lower() for n in settings["fallback"]]
+            unknown = [n for n in chain if n not in PROVIDER_NAMES]
+            if unknown:
+                self._notify("warning", f"ai.fallback: unknown provider(s) {', '.join(unknown)} ignored")
+            changes["fallback"] = [n for n in chain if n in PROVIDER_NAMES]
         self.configure(**changes)
 
     # =====================================================================================

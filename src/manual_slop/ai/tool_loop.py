@@ -116,16 +116,16 @@ class ToolLoop:
         self.conversation.add(Message.user(self.setup.user_message))
         reply = self._ask(ToolChoice.AUTO)
         while True:
+            if reply.tool_calls and not self.tools_enabled:
+                self.setup.log(
+                    "IN", "notice", {"message": "tool calls ignored: tools are disabled for this request"}
+                )
+                self.conversation.add(Message.assistant(reply.text))  # the calls (and native form) dropped
+                return reply.text
             self.conversation.add(
                 Message.assistant(reply.text, reply.tool_calls, reply.native, self.provider.name)
             )
             if not reply.tool_calls:
-                return reply.text
-            if not self.tools_enabled:
-                self.setup.log(
-                    "IN", "notice", {"message": "tool calls ignored: tools are disabled for this request"}
-                )
-                self.conversation.add(Message.tool(_answer_all(reply.tool_calls, "tools are disabled")))
                 return reply.text
             if self.setup.abort is not None and self.setup.abort.is_set():
                 self.setup.log("IN", "notice", {"message": "aborted: the remaining tool calls were not run"})

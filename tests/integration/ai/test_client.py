@@ -377,3 +377,12 @@ def test_a_minimax_temperature_of_zero_is_sent_as_its_smallest_allowed_value(tmp
         assert harness.bodies()[0]["temperature"] == 0.01
     finally:
         harness.close()
+
+
+def test_unknown_fallback_names_in_the_config_are_ignored_with_a_warning() -> None:
+    client = AIClient()
+    notices: list[tuple[str, str]] = []
+    client.notify_callback = lambda level, message: notices.append((level, message))
+    client.apply_settings({"provider": "local", "fallback": ["Anthropic", "gpt-99", "local"]})
+    assert client.settings.fallback == ("anthropic", "local")
+    assert notices == [("warning", "ai.fallback: unknown provider(s) gpt-99 ignored")]

@@ -37,7 +37,9 @@ from manual_slop.ai.errors import ErrorKind, ProviderError, WireError
 from manual_slop.ai.messages import Message, ModelReply, ModelRequest, Role, Usage, invalid_call
 from manual_slop.ai.providers.base import Provider, status_kind
 from manual_slop.ai.xml_protocol import (
+    EventKind,
     ParsedTurn,
+    ProtocolEvent,
     StreamParser,
     protocol_prompt,
     render_results,
@@ -145,7 +147,7 @@ class GeminiCliProvider(Provider):
                 piece = str(event.get("content") or "")
                 if not event.get("delta"):
                     piece = piece if not turn.text else ""
-                events = parser.feed(piece) if tools else [_text(piece)]
+                events = parser.feed(piece) if tools else [ProtocolEvent(EventKind.TEXT, piece)]
                 for shown in turn.apply(events):
                     request.stream.emit(shown)
             elif kind == "tool_use":
@@ -315,9 +317,3 @@ def _cli_error(exit_code: int, error: Any, stderr: str) -> WireError:
     return WireError(
         f"the gemini CLI failed (exit code {exit_code}): {detail}", status=status, code=exit_code
     )
-
-
-def _text(piece: str) -> Any:
-    from manual_slop.ai.xml_protocol import EventKind, ProtocolEvent
-
-    return ProtocolEvent(EventKind.TEXT, piece)

@@ -16,6 +16,7 @@ as soon as an ``<execute>`` block closes, and only answer text reaches the strea
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import secrets
 import threading
@@ -26,7 +27,14 @@ from typing import Any
 from manual_slop.ai.errors import ConfigurationError, ErrorKind, ProviderError, WireError
 from manual_slop.ai.messages import ModelReply, ModelRequest, Usage, invalid_call
 from manual_slop.ai.providers.base import Provider
-from manual_slop.ai.xml_protocol import ParsedTurn, StreamParser, protocol_prompt, render_text_messages
+from manual_slop.ai.xml_protocol import (
+    EventKind,
+    ParsedTurn,
+    ProtocolEvent,
+    StreamParser,
+    protocol_prompt,
+    render_text_messages,
+)
 from manual_slop.config import DEFAULT_MODELS
 
 __all__ = ["DEFAULT_GGUF", "DEFAULT_N_CTX", "LocalProvider", "bundled_model_path", "default_threads"]
@@ -169,8 +177,6 @@ class LocalProvider(Provider):
 
         def on_chunk(chunk: Any) -> bool:
             if isinstance(chunk, str):  # some builds hand back JSON text
-                import json
-
                 chunk = json.loads(chunk)
             if isinstance(chunk, dict) and chunk.get("error"):
                 failure.append(str(chunk["error"]))
@@ -181,7 +187,7 @@ class LocalProvider(Provider):
             for choice in chunk.get("choices") or []:
                 piece = (choice.get("delta") or {}).get("content")
                 if piece:
-                    events = parser.feed(piece) if tools else [_text_event(piece)]
+                    events = parser.feed(piece) if tools else [ProtocolEvent(EventKind.TEXT, piece)]
                     for shown in turn.apply(events):
                         request.stream.emit(shown)
             return tools and parser.done  # stop generating once the execute block closed
@@ -215,9 +221,3 @@ class LocalProvider(Provider):
         if configured:
             models.append(configured)
         return models
-
-
-def _text_event(piece: str) -> Any:
-    from manual_slop.ai.xml_protocol import EventKind, ProtocolEvent
-
-    return ProtocolEvent(EventKind.TEXT, piece)

@@ -2,8 +2,9 @@
 """What the AI client costs over calling the SDK (or llama.cpp) directly, measured side by side.
 
 1. ``ai_client.send`` round trip / the raw SDK call, against the same fake server, for
-   Anthropic (anthropic SDK), Gemini (google-genai SDK) and DeepSeek (requests), with the
-   same prompt. Calls alternate A/B so drift hits both; medians are compared. Goal <= 1.10.
+   Anthropic (anthropic SDK), Gemini (google-genai SDK) and DeepSeek (requests), the raw call
+   sending the same request ai_client sends. Calls alternate A/B so drift hits both; medians
+   are compared. Goal <= 1.10.
 2. Local provider tokens/s / raw xllamacpp tokens/s on the same prompt and model (wall clock,
    prompt processing included for both). Goal >= 0.9.
 
@@ -69,7 +70,8 @@ def bench_anthropic(calls: int) -> tuple[str, float, float]:
     with AnthropicFake() as fake:
         fake.push(*[Reply(ANSWER) for _ in range(2 * calls + 20)])
         raw = anthropic.Anthropic(base_url=fake.base_url, api_key="bench-key", max_retries=0)
-        system = [{"type": "text", "text": BASE_INSTRUCTIONS}]
+        # the same request ai_client sends: the system block carries its cache breakpoint
+        system = [{"type": "text", "text": BASE_INSTRUCTIONS, "cache_control": {"type": "ephemeral"}}]
 
         def direct() -> None:
             message = raw.messages.create(
@@ -94,7 +96,9 @@ def bench_gemini(calls: int) -> tuple[str, float, float]:
         raw = genai.Client(
             api_key="bench-key", http_options=types.HttpOptions(base_url=fake.base_url, api_version="v1beta")
         )
-        config = types.GenerateContentConfig(system_instruction=BASE_INSTRUCTIONS, max_output_tokens=256)
+        config = types.GenerateContentConfig(  # the same config ai_client sends
+            system_instruction=BASE_INSTRUCTIONS, temperature=0.0, top_p=1.0, max_output_tokens=256
+        )
 
         def direct() -> None:
             chat = raw.chats.create(model="gemini-2.5-flash-lite", config=config)
@@ -111,18 +115,25 @@ def bench_deepseek(calls: int) -> tuple[str, float, float]:
     with OpenAIFake() as fake:
         fake.push(*[Reply(ANSWER) for _ in range(2 * calls + 20)])
         session = requests.Session()
-        body = {
+        body = {  # the same request ai_client sends
             "model": "deepseek-chat",
             "messages": [
                 {"role": "system", "content": BASE_INSTRUCTIONS},
                 {"role": "user", "content": PROMPT},
             ],
+            "temperature": 0.0,
+            "top_p": 1.0,
             "max_tokens": 256,
+        }
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "Authorization": "Bearer bench-key",
         }
 
         def direct() -> None:
             response = session.post(
-                f"{fake.base_url}/chat/completions", json=body, headers={"Authorization": "Bearer bench-key"}
+                f"{fake.base_url}/chat/completions", json=body, headers=headers, timeout=(10.0, 300.0)
             )
             assert response.json()["choices"][0]["message"]["content"] == ANSWER
 
@@ -183,7 +194,7 @@ def bench_local(runs: int, max_tokens: int) -> tuple[float, float] | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=150, help="round trips per side and provider")
-    parser.add_argument("--local-runs", type=int, default=5, help="generations per side for the local model")
+    parser.add_argument("--local-runs", type=int, default=9, help="generations per side for the local model")
     parser.add_argument("--local-tokens", type=int, default=64)
     args = parser.parse_args()
 

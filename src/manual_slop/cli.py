@@ -1,14 +1,18 @@
 """Command line: ``sloppy [--headless] [--config PATH] [--project PATH] [--hook-port N]
-[--enable-test-hooks] [--log-dir PATH]``.
+[--enable-test-hooks] [--log-dir PATH] [--port-file PATH]``.
 
 Paths are checked before anything is read: a bad flag or an unusable path ends
 the program with one line on stderr and exit code 2. Without a display the app
 runs headless and says so. SIGINT and SIGTERM stop it cleanly (dual flush).
+The Hook API starts in headless mode (or with ``hook.enabled`` / ``--enable-test-hooks``)
+and announces itself with the only line written to stdout:
+``hook server listening on http://HOST:PORT``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import logging
 import os
@@ -18,8 +22,13 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from manual_slop import __version__
+
+if TYPE_CHECKING:
+    from manual_slop.controller import AppController
+    from manual_slop.hooks.server import HookServer
 
 __all__ = ["UsageError", "build_parser", "display_available", "main"]
 
@@ -63,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--log-dir", type=Path, metavar="PATH", help="log folder (default logs/ beside config)"
     )
+    parser.add_argument(
+        "--port-file", type=Path, metavar="PATH", help="write the Hook API's port here once it listens"
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
@@ -84,6 +96,16 @@ def _check_file(path: Path, flag: str) -> Path:
         raise UsageError(f"{flag} {path}: folder {parent} does not exist")
     if not os.access(parent, os.W_OK):
         raise UsageError(f"{flag} {path}: folder {parent} is not writable, so the file cannot be created")
+    return path
+
+
+def _check_port_file(path: Path) -> Path:
+    path = path.expanduser()
+    if path.is_dir():
+        raise UsageError(f"--port-file {path}: is a directory")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise UsageError(f"--port-file {path}: folder {parent} does not exist or is not writable")
     return path
 
 
@@ -129,6 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config_file = _check_file(args.config or Path("config.toml"), "--config")
         project_file = _check_file(args.project, "--project") if args.project else None
         log_dir = _check_log_dir(args.log_dir) if args.log_dir else None
+        port_file = _check_port_file(args.port_file) if args.port_file else None
     except UsageError as exc:
         _say(f"error: {exc} (see --help)")
         return 2
@@ -144,10 +167,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from manual_slop.ai import ai_client
     from manual_slop.controller import AppController, LaunchOptions
     from manual_slop.headless import HeadlessTicker
+    from manual_slop.hooks.errors import HookStartError
 
     logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(levelname)s: %(message)s")
     options = LaunchOptions(
-        headless=headless, hook_port=args.hook_port, enable_test_hooks=args.enable_test_hooks
+        headless=headless,
+        hook_port=args.hook_port,
+        enable_test_hooks=args.enable_test_hooks,
+        port_file=port_file,
     )
     controller = AppController(config_file, project_file, log_dir, options=options, backend=ai_client)
     app_log = logging.FileHandler(controller.session_log.root / "app.log", encoding="utf-8")
@@ -167,11 +194,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>` prints every thread's stack (diagnosing hangs)
         faulthandler.register(signal.SIGUSR1, all_threads=True)
-    _say(f"running {controller.mode}: project {controller.paths.project_file}")
-    _say(f"session logs: {controller.session_log.root}")
+    hook_server = None
+    code = 0
     try:
+        if controller.mode == "headless" or controller.setting("hook.enabled") or options.enable_test_hooks:
+            hook_server = _start_hook_server(controller)
+        _say(f"running {controller.mode}: project {controller.paths.project_file}")
+        _say(f"session logs: {controller.session_log.root}")
         HeadlessTicker(controller).run()
+    except HookStartError as exc:
+        _say(f"error: {exc}")
+        code = 2
     finally:
+        if hook_server is not None:
+            _stop_hook_server(hook_server, port_file)
         leftovers = controller.shutdown()
         ai_client.cleanup()  # server-side caches are deleted, connections closed
         for sig, handler in previous.items():
@@ -183,4 +219,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"stopped; threads still alive: {', '.join(sorted(set(leftovers + alive)))}")
     else:
         _say("stopped cleanly (config and project saved; no threads left)")
-    return 0
+    return code
+
+
+def _start_hook_server(controller: AppController) -> HookServer:
+    """Start the Hook API, write --port-file, announce the URL on stdout."""
+    from manual_slop.atomic_io import atomic_write_text
+    from manual_slop.hooks.errors import HookStartError
+    from manual_slop.hooks.server import HookServer
+
+    options = controller.options
+    port = options.hook_port if options.hook_port is not None else controller.setting("hook.port")
+    server = HookServer(controller, controller.setting("hook.host"), port, controller.hook_token).start()
+    if options.port_file is not None:
+        try:
+            atomic_write_text(options.port_file, f"{server.port}\n")
+        except OSError as exc:
+            server.stop()
+            reason = exc.strerror or exc
+            raise HookStartError(f"--port-file {options.port_file}: cannot be written ({reason})") from exc
+    print(f"hook server listening on {server.url}", flush=True)
+    return server
+
+
+def _stop_hook_server(server: HookServer, port_file: Path | None) -> None:
+    port = server.port
+    left = server.stop()
+    if left:
+        _say(f"hook server threads still alive: {', '.join(left)}")
+    if port_file is not None:
+        with contextlib.suppress(OSError):
+            if port_file.read_text().strip() == str(port):
+                port_file.unlink()

@@ -555,6 +555,10 @@ class AppController:
     def backend(self) -> ChatBackend | None:
         return self._backend
 
+    def setting(self, dotted: str) -> Any:
+        """A global-config value as loaded and normalized (e.g. ``"hook.port"``)."""
+        return get_path(self._config_doc, dotted)
+
     # =====================================================================================
     # persistence
     # =====================================================================================

@@ -6,21 +6,33 @@
 - :class:`UserRequestEvent`: what Gen + Send hands to the asyncio worker.
 - :class:`EventJournal`: a bounded, numbered record of published events that
   readers on other threads (the Hook API's long poll) consume by sequence number.
+- :func:`json_snapshot`: the JSON-ready deep copy an event's payload is stored as.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime
+import enum
 import itertools
 import logging
+import math
+import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["AsyncEventQueue", "EventEmitter", "EventJournal", "JournalEvent", "UserRequestEvent"]
+__all__ = [
+    "AsyncEventQueue",
+    "EventEmitter",
+    "EventJournal",
+    "JournalEvent",
+    "UserRequestEvent",
+    "json_snapshot",
+]
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +125,46 @@ class UserRequestEvent:
         return asdict(self)
 
 
+SNAPSHOT_MAX_DEPTH = 64  # deeper structures (or cycles) are cut off with a marker
+
+
+def json_snapshot(value: Any, _depth: int = 0) -> Any:
+    """A deep copy of ``value`` made only of JSON types (dict with str keys, list, str,
+    int, float, bool, None).
+
+    Tuples and sets become lists, enums their value, dates ISO text, paths strings,
+    objects with ``to_dict()`` that dict; anything else its ``str()``. Non-finite floats
+    become None. The copy shares nothing mutable with ``value``, so a reader on another
+    thread can serialize it while the owner keeps changing the original.
+    """
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, enum.Enum):
+        return json_snapshot(value.value, _depth)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else None
+    if _depth >= SNAPSHOT_MAX_DEPTH:
+        return "<nested too deeply>"
+    if isinstance(value, Mapping):
+        return {str(k): json_snapshot(v, _depth + 1) for k, v in list(value.items())}
+    if isinstance(value, list | tuple | set | frozenset | deque):
+        return [json_snapshot(v, _depth + 1) for v in list(value)]
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return json_snapshot(to_dict(), _depth + 1)
+    return str(value)
+
+
 @dataclass(frozen=True, slots=True)
 class JournalEvent:
     """A published event as readers see it."""
@@ -140,12 +192,17 @@ class EventJournal:
         self._cond = threading.Condition()
         self._closed = False
 
-    def publish(self, event_type: str, payload: dict[str, Any] | None = None) -> int:
-        """Record an event; returns its sequence number."""
+    def publish(self, event_type: str, payload: Mapping[str, Any] | None = None) -> int:
+        """Record an event; returns its sequence number.
+
+        The payload is stored as a :func:`json_snapshot`, so readers can serialize it and
+        the publisher may keep mutating what it passed.
+        """
+        snapshot = json_snapshot(payload or {})
         with self._cond:
             seq = self._next_seq
             self._next_seq += 1
-            self._events.append(JournalEvent(seq, time.time(), event_type, dict(payload or {})))
+            self._events.append(JournalEvent(seq, time.time(), event_type, snapshot))
             self._cond.notify_all()
             return seq
 

@@ -22,9 +22,7 @@ WRITER = textwrap.dedent(
     for i in range(200):
         blob = ("line %d " % i) * (500 + (i * 7919) % 20000)
         target.save({"save": {"index": i, "blob": blob, "sha": hashlib.sha256(blob.encode()).hexdigest()}})
-        if i == 0:
-            print("first save done", flush=True)
-    print("all saves done", flush=True)
+        print(i, flush=True)
     """
 )
 
@@ -39,23 +37,24 @@ def check_file(path: Path) -> int:
 
 
 def test_sigkill_during_200_saves_never_tears_the_file(tmp_path: Path) -> None:
+    # Each trial kills the writer a random few milliseconds after it reported a random
+    # save number, so the kills land at different points of the run however loaded the
+    # machine is, and usually in the middle of the next save.
     rng = random.Random(1234)
-    indices: list[int] = []
     for trial in range(TRIALS):
         target = tmp_path / f"trial{trial}" / "config.toml"
         target.parent.mkdir()
+        kill_after = rng.randrange(0, 198)
         proc = subprocess.Popen(
             [sys.executable, "-c", WRITER, str(target)], stdout=subprocess.PIPE, text=True
         )
         assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "first save done"
-        time.sleep(rng.uniform(0.0, 0.25))
+        while int(proc.stdout.readline()) < kill_after:
+            pass
+        time.sleep(rng.uniform(0.0, 0.004))
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         proc.stdout.close()
-        indices.append(check_file(target))
+        assert check_file(target) >= kill_after  # parses, checksum matches, never older
         leftovers = [p.name for p in target.parent.iterdir() if p.name != "config.toml"]
         assert all(name.startswith(".config.toml.") and name.endswith(".tmp") for name in leftovers)
-    # The kills landed at different points of the run, not all before or after it.
-    assert len(set(indices)) > TRIALS // 2
-    assert min(indices) < 199

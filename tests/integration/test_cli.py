@@ -7,10 +7,13 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
 import pytest
+
+from manual_slop.hooks.client import ApiHookClient
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOPPY = ROOT / "sloppy.py"
@@ -24,6 +27,8 @@ def clean_env() -> dict[str, str]:
 
 
 def start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    if "--hook-port" not in args:
+        args = [*args, "--hook-port", "0"]  # never the fixed 8999: suites may run side by side
     return subprocess.Popen(
         [sys.executable, str(SLOPPY), *args],
         cwd=cwd,
@@ -57,12 +62,25 @@ def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def wait_for_frames(proc: subprocess.Popen[str], timeout: float = 10.0) -> None:
+    """Wait (over the Hook API the app announces on stdout) until the ticker has run frames."""
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("hook server listening on "), line
+    client = ApiHookClient(line.split()[-1])
+    deadline = time.monotonic() + timeout
+    while client.health()["frames"] < 3:
+        assert time.monotonic() < deadline, "the ticker never ran"
+        time.sleep(0.02)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_headless_start_and_clean_exit_on_signal(tmp_path: Path, sig: signal.Signals) -> None:
     config = tmp_path / "config.toml"
     proc = start(["--headless", "--config", str(config)], tmp_path)
     try:
         wait_until_running(proc)
+        wait_for_frames(proc)
         proc.send_signal(sig)
         code = proc.wait(timeout=2.0)  # the issue's limit for a clean exit
     finally:

@@ -51,6 +51,12 @@ _CONFUSABLES = str.maketrans(
     "acehijlopsxydqwgaeikvoptuxil,...",
 )
 
+# Characters NFKC leaves alone that still read as a slash, backslash or dot.
+_SEPARATOR_LOOKALIKES = str.maketrans(
+    "\u2215\u2044\u29f8\u2571\u29f9\u2572\ua4f8\u2e31\u00b7",
+    "////\\\\...",
+)
+
 
 def name_skeleton(name: str) -> str:
     """How a file name reads to a human: NFKD with accents dropped, case-folded, look-alikes
@@ -86,6 +92,17 @@ def _identity(path: str) -> _Identity | None:
     except (OSError, ValueError):
         return None
     return _Identity(st.st_dev, st.st_ino)
+
+
+def _has_link(path: str) -> bool:
+    current = path
+    while True:
+        if os.path.islink(current):
+            return True
+        parent = os.path.dirname(current)
+        if parent == current:
+            return False
+        current = parent
 
 
 def _is_within(path: str, root: str) -> bool:
@@ -182,8 +199,8 @@ class PathPolicy:
             resolved = os.path.realpath(joined)
         except (OSError, ValueError) as exc:
             raise AccessDenied(shown, f"the path cannot be resolved ({exc})") from None
-        if os.path.islink(resolved):
-            raise AccessDenied(shown, "the path ends in a symlink loop")
+        if _has_link(resolved):  # realpath resolves every link it can: one left means a loop
+            raise AccessDenied(shown, "the path goes through a symlink loop")
         if len(resolved.encode("utf-8", "surrogateescape")) > MAX_PATH_BYTES:
             raise AccessDenied(shown, f"the resolved path is longer than {MAX_PATH_BYTES} bytes")
         return os.path.normcase(resolved)
@@ -194,7 +211,7 @@ class PathPolicy:
             raise AccessDenied(shown, f"a path component is longer than {MAX_COMPONENT_BYTES} bytes")
         if any(unicodedata.category(ch) in {"Cc", "Cf", "Zl", "Zp"} for ch in part):
             raise AccessDenied(shown, "the path contains control or invisible characters")
-        folded = unicodedata.normalize("NFKC", part)
+        folded = unicodedata.normalize("NFKC", part).translate(_SEPARATOR_LOOKALIKES)
         if folded != part and (folded.strip(". ") == "" or "/" in folded or "\\" in folded):
             raise AccessDenied(shown, f"the component {part!r} imitates '..', '.' or a separator")
 

@@ -233,14 +233,25 @@ def run_script(
                     key.data.add(data)
                 else:
                     selector.unregister(key.fileobj)
+    except BaseException:
+        _kill_group(proc)
+        raise
     finally:
         selector.close()
         proc.stdout.close()
         proc.stderr.close()
-        if proc.poll() is None:
+    # The pipes can close a moment before the shell is reaped, and a shell may close them
+    # and keep running: wait for it within the deadline, and kill the group only then.
+    while proc.poll() is None and not timed_out:
+        if time.monotonic() >= deadline or (cancelled is not None and cancelled.is_set()):
+            timed_out = True
             _kill_group(proc)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=2.0)
+            break
+        time.sleep(0.01)
+    if proc.poll() is None:
+        _kill_group(proc)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=2.0)
     return ShellOutcome(
         out.text(),
         err.text(),

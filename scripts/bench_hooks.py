@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Hook API latency and throughput, measured beside a bare ThreadingHTTPServer in the same run.
+
+Both servers run as their own processes, as in real use: the app is ``sloppy.py --headless``
+(its headless ticker running), the baseline is a bare ``ThreadingHTTPServer`` (HTTP/1.1
+keep-alive, TCP_NODELAY) answering every GET with a constant JSON body. The same client
+(``http.client``, one kept-alive connection per thread) measures both, back to back:
+
+1. Latency: median (and p95) of ``GET /api/gui/value/ai_status`` — routing, the main-thread
+   trampoline, JSON, the apihooks.log entry — divided by the bare server's median.
+2. Throughput: sustained requests/second over 5 s from 8 client threads, same request.
+
+Run: ``.venv/bin/python scripts/bench_hooks.py`` — prints the figures and their ratios.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PATH = "/api/gui/value/ai_status"
+WARMUP = 200
+SAMPLES = 2000
+CLIENTS = 8
+DURATION_S = 5.0
+
+
+class ConstantHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    body = json.dumps({"field": "ai_status", "value": "idle"}).encode()
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def serve_bare() -> None:
+    """Child mode: the baseline server; prints its port, serves until stdin closes."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ConstantHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print(server.server_address[1], flush=True)
+    sys.stdin.read()
+    server.shutdown()
+
+
+def start_bare() -> tuple[subprocess.Popen[str], int]:
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--bare-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    return proc, int(proc.stdout.readline())
+
+
+def start_app(folder: Path) -> tuple[subprocess.Popen[str], int]:
+    env = {k: v for k, v in os.environ.items() if k != "SLOP_HOOK_TOKEN"}
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "sloppy.py"), "--headless", "--hook-port", "0",
+         "--config", str(folder / "config.toml")],
+        cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.startswith("hook server listening on "):
+        raise SystemExit(f"the app did not start: {line!r}")
+    return proc, int(line.rsplit(":", 1)[1])
+
+
+def get(conn: http.client.HTTPConnection) -> None:
+    conn.request("GET", PATH)
+    response = conn.getresponse()
+    response.read()
+    if response.status != 200:
+        raise SystemExit(f"GET {PATH}: HTTP {response.status}")
+
+
+def latency_ms(port: int) -> list[float]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    for _ in range(WARMUP):
+        get(conn)
+    samples = []
+    for _ in range(SAMPLES):
+        started = time.perf_counter()
+        get(conn)
+        samples.append((time.perf_counter() - started) * 1000.0)
+    conn.close()
+    return samples
+
+
+def throughput(port: int) -> float:
+    counts = [0] * CLIENTS
+    stop = threading.Event()
+
+    def client(n: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        while not stop.is_set():
+            get(conn)
+            counts[n] += 1
+        conn.close()
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    time.sleep(DURATION_S)
+    stop.set()
+    for thread in threads:
+        thread.join(10)
+    return sum(counts) / (time.perf_counter() - started)
+
+
+def p95(samples: list[float]) -> float:
+    return statistics.quantiles(samples, n=20)[-1]
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        app, app_port = start_app(Path(tmp))
+        bare, bare_port = start_bare()
+        try:
+            bare_lat, app_lat = latency_ms(bare_port), latency_ms(app_port)
+            bare_rps, app_rps = throughput(bare_port), throughput(app_port)
+            conn = http.client.HTTPConnection("127.0.0.1", app_port, timeout=10)
+            conn.request("POST", "/api/shutdown", body=b"{}")
+            conn.getresponse().read()
+            conn.close()
+            app.wait(10)
+        finally:
+            for proc in (app, bare):
+                if proc.stdin is not None:
+                    proc.stdin.close()
+                if proc.poll() is None:
+                    proc.terminate()
+                proc.wait(10)
+    bare_med, app_med = statistics.median(bare_lat), statistics.median(app_lat)
+    print(f"GET {PATH}, {SAMPLES} sequential requests on one kept-alive connection")
+    print(f"  bare ThreadingHTTPServer  median {bare_med:.3f} ms   p95 {p95(bare_lat):.3f} ms")
+    print(f"  Hook API                  median {app_med:.3f} ms   p95 {p95(app_lat):.3f} ms")
+    print(f"  latency ratio (Hook API / bare): {app_med / bare_med:.2f}x")
+    print(f"sustained throughput, {CLIENTS} client threads, {DURATION_S:g} s each")
+    print(f"  bare ThreadingHTTPServer  {bare_rps:,.0f} requests/s")
+    print(f"  Hook API                  {app_rps:,.0f} requests/s")
+    print(f"  throughput ratio (Hook API / bare): {app_rps / bare_rps:.2f}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--bare-server"]:
+        serve_bare()
+    else:
+        main()

@@ -1,0 +1,64 @@
+"""The Hook API: an HTTP server that drives the app from outside, and its client.
+
+``HookServer`` serves the endpoints of :mod:`.api` (documented by the OpenAPI document
+it serves at ``/openapi.json``); ``ApiHookClient`` calls them. See docs/guide_hook_api.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from manual_slop.hooks.errors import (
+    BadRequest,
+    Conflict,
+    ErrorCode,
+    HookApiError,
+    HookConnectionError,
+    HookError,
+    HookStartError,
+    HookTaskFailed,
+    HookWaitTimeout,
+    InternalError,
+    MethodNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+    RequestTimedOut,
+    Unauthorized,
+)
+
+if TYPE_CHECKING:
+    from manual_slop.hooks.client import ApiHookClient
+    from manual_slop.hooks.server import HookServer, is_loopback
+
+# Imported on first use: ``python -m manual_slop.hooks.client`` must not find the client
+# module already imported by its package, and a client should not pay for the server.
+_LAZY = {"ApiHookClient": "client", "HookServer": "server", "is_loopback": "server"}
+
+__all__ = [
+    "ApiHookClient",
+    "BadRequest",
+    "Conflict",
+    "ErrorCode",
+    "HookApiError",
+    "HookConnectionError",
+    "HookError",
+    "HookServer",
+    "HookStartError",
+    "HookTaskFailed",
+    "HookWaitTimeout",
+    "InternalError",
+    "MethodNotAllowed",
+    "NotFound",
+    "PayloadTooLarge",
+    "RequestTimedOut",
+    "Unauthorized",
+    "is_loopback",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"manual_slop.hooks.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'manual_slop.hooks' has no attribute {name!r}")

@@ -1,0 +1,443 @@
+"""ApiHookClient: drive a running Manual Slop over its Hook API (stdlib only).
+
+One kept-alive HTTP connection per calling thread; safe to share between threads.
+Error replies are raised as the classes of :mod:`manual_slop.hooks.errors`
+(``NotFound``, ``Conflict``, ...). The token comes from the argument or ``SLOP_HOOK_TOKEN``.
+
+Events are delivered exactly once: :meth:`ApiHookClient.events` returns everything after
+the client's cursor, and :meth:`ApiHookClient.wait_for_event` takes the first match and
+keeps the events it skipped for later calls, so nothing is lost between calls.
+
+Also a command line::
+
+    python -m manual_slop.hooks.client [--url URL] [--token T] \\
+        status | get F | set F V | click A [USER_DATA] | pending | approve ID | reject ID | send MSG
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any
+from urllib.parse import quote, urlencode, urlsplit
+
+from manual_slop.hooks.errors import (
+    HookApiError,
+    HookConnectionError,
+    HookError,
+    HookTaskFailed,
+    HookWaitTimeout,
+    error_for,
+)
+
+__all__ = ["DEFAULT_URL", "ApiHookClient", "main"]
+
+DEFAULT_URL = "http://127.0.0.1:8999"
+EVENT_BUFFER_LIMIT = 100_000  # events fetched but not yet taken; the oldest go first beyond this
+_POLL_S = 0.05
+
+Predicate = Callable[[Any], bool]
+ReplyObserver = Callable[[str, str, int, Any], None]
+
+
+class ApiHookClient:
+    """A token-aware client of the Hook API."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_URL,
+        token: str | None = None,
+        timeout: float = 10.0,
+        *,
+        on_reply: ReplyObserver | None = None,
+    ) -> None:
+        """``on_reply(method, path, status, decoded body)`` sees every reply (tracing, contract tests)."""
+        parts = urlsplit(base_url)
+        if parts.scheme != "http" or not parts.hostname:
+            raise ValueError(f"base_url must look like http://HOST:PORT, got {base_url!r}")
+        self.base_url = base_url.rstrip("/")
+        self.host = parts.hostname
+        self.port = parts.port or 80
+        self.token = os.environ.get("SLOP_HOOK_TOKEN", "") if token is None else token
+        self.timeout = timeout
+        self.on_reply = on_reply
+        self._local = threading.local()
+        self._events_lock = threading.Lock()
+        self._event_cursor = 0
+        self._event_buffer: deque[dict[str, Any]] = deque()
+
+    # =====================================================================================
+    # transport
+    # =====================================================================================
+    def request(self, method: str, path: str, body: Any = None, *, timeout: float | None = None) -> Any:
+        """One call; the decoded JSON reply. Error replies raise HookApiError subclasses."""
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        headers = {"Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        wait = self.timeout if timeout is None else timeout
+        for attempt in (1, 2):
+            conn, reused = self._connection()
+            try:
+                conn.timeout = wait
+                if conn.sock is not None:
+                    conn.sock.settimeout(wait)
+                conn.request(method, path, body=data, headers=headers)
+                response = conn.getresponse()
+                status, raw = response.status, response.read()
+                if response.will_close:
+                    self._drop_connection()
+                break
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+                self._drop_connection()
+                if reused and attempt == 1:  # the server closed an idle kept-alive connection: retry once
+                    continue
+                raise HookConnectionError(f"{method} {self.base_url}{path}: connection lost ({exc})") from exc
+            except TimeoutError as exc:
+                self._drop_connection()
+                raise HookWaitTimeout(f"{method} {path}: no reply within {wait:g} s") from exc
+            except OSError as exc:
+                self._drop_connection()
+                raise HookConnectionError(f"{method} {self.base_url}{path}: {exc}") from exc
+        try:
+            payload = json.loads(raw) if raw else None
+        except ValueError:
+            payload = None
+        if self.on_reply is not None:
+            self.on_reply(method, path, status, payload)
+        if status >= 400:
+            error = payload.get("error") if isinstance(payload, dict) else None
+            if isinstance(error, dict):
+                raise error_for(status, str(error.get("code")), str(error.get("message", "")))
+            raise error_for(status, None, f"HTTP {status}: {raw[:200]!r}")
+        return payload
+
+    def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn, True
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        self._local.conn = conn
+        return conn, False
+
+    def _drop_connection(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            conn.close()
+
+    def close(self) -> None:
+        """Close the calling thread's connection (others close when their threads end)."""
+        self._drop_connection()
+
+    def __enter__(self) -> ApiHookClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get(self, path: str, **query: Any) -> Any:
+        query = {k: v for k, v in query.items() if v is not None}
+        return self.request("GET", f"{path}?{urlencode(query)}" if query else path)
+
+    def post(self, path: str, body: Any = None, *, timeout: float | None = None) -> Any:
+        return self.request("POST", path, {} if body is None else body, timeout=timeout)
+
+    # =====================================================================================
+    # status
+    # =====================================================================================
+    def wait_for_server(self, timeout: float = 10.0) -> dict[str, Any]:
+        """Poll ``/status`` until the server answers; its status."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.status()
+            except HookConnectionError as exc:
+                if time.monotonic() >= deadline:
+                    raise HookWaitTimeout(f"no hook server at {self.base_url} after {timeout:g} s") from exc
+                time.sleep(_POLL_S)
+
+    def status(self) -> dict[str, Any]:
+        return self.get("/status")
+
+    def health(self) -> dict[str, Any]:
+        return self.get("/api/gui_health")
+
+    def diagnostics(self) -> dict[str, float]:
+        return self.get("/api/diagnostics")
+
+    def openapi(self) -> dict[str, Any]:
+        return self.get("/openapi.json")
+
+    def shutdown(self) -> None:
+        """Ask the app to stop (it saves first)."""
+        self.post("/api/shutdown")
+
+    # =====================================================================================
+    # fields, actions, tasks
+    # =====================================================================================
+    def state(self) -> dict[str, Any]:
+        return self.get("/api/gui/state")["fields"]
+
+    def get_value(self, field: str) -> Any:
+        return self.get(f"/api/gui/value/{quote(field, safe='')}")["value"]
+
+    def set_value(self, field: str, value: Any) -> str:
+        """Queue a field change; its task id."""
+        return self.post("/api/gui", {"action": "set_value", "item": field, "value": value})["task_id"]
+
+    def click(self, action: str, user_data: Any = None) -> str:
+        body: dict[str, Any] = {"action": "click", "item": action}
+        if user_data is not None:
+            body["user_data"] = user_data
+        return self.post("/api/gui", body)["task_id"]
+
+    def select_list_item(self, listbox: str, item: str) -> str:
+        return self.post("/api/gui", {"action": "select_list_item", "listbox": listbox, "item": item})[
+            "task_id"
+        ]
+
+    def select_tab(self, tab_bar: str, tab: str) -> str:
+        return self.post("/api/gui", {"action": "select_tab", "tab_bar": tab_bar, "tab": tab})["task_id"]
+
+    def task(self, task_id: str) -> dict[str, Any]:
+        return self.get(f"/api/gui/task/{quote(task_id, safe='')}")
+
+    def wait_for_task(self, task_id: str, timeout: float = 10.0) -> dict[str, Any]:
+        """Wait until the task ran; HookTaskFailed when it ended in ``error``."""
+        status = self._poll(
+            lambda: self.task(task_id), lambda s: s["state"] != "queued", timeout, f"task {task_id}"
+        )
+        if status["state"] == "error":
+            raise HookTaskFailed(task_id, status["error"] or "")
+        return status
+
+    def wait_for_value(self, field: str, predicate: Predicate, timeout: float = 10.0) -> Any:
+        """Poll a field until ``predicate(value)`` holds; the value."""
+        return self._poll(lambda: self.get_value(field), predicate, timeout, f"field {field}")
+
+    def _poll(self, read: Callable[[], Any], predicate: Predicate, timeout: float, what: str) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            value = read()
+            if predicate(value):
+                return value
+            if time.monotonic() >= deadline:
+                raise HookWaitTimeout(
+                    f"{what}: condition not met within {timeout:g} s (last: {value!r:.200})"
+                )
+            time.sleep(_POLL_S)
+
+    # =====================================================================================
+    # events
+    # =====================================================================================
+    def read_events(self, since: int = 0, timeout: float = 0.0, limit: int | None = None) -> dict[str, Any]:
+        """One raw read of ``/api/events`` (no cursor): ``{"events", "next", "dropped"}``."""
+        query = {"since": since, "timeout": timeout, "limit": limit}
+        query = {k: v for k, v in query.items() if v is not None}
+        return self.request("GET", f"/api/events?{urlencode(query)}", timeout=self.timeout + timeout)
+
+    def events(self, since: int | None = None, timeout: float = 0.0) -> list[dict[str, Any]]:
+        """Events after ``since``; without it, every event this client has not returned yet."""
+        if since is not None:
+            return self.read_events(since, timeout)["events"]
+        with self._events_lock:
+            self._fetch(timeout if not self._event_buffer else 0.0)
+            taken = list(self._event_buffer)
+            self._event_buffer.clear()
+        return taken
+
+    def discard_events(self) -> int:
+        """Skip every event so far (later calls see only newer ones); the new cursor."""
+        with self._events_lock:
+            self._event_buffer.clear()
+            while True:
+                page = self.read_events(self._event_cursor, 0.0)
+                self._event_cursor = page["next"]
+                if not page["events"]:
+                    return self._event_cursor
+
+    def wait_for_event(
+        self, event_type: str, predicate: Predicate | None = None, timeout: float = 10.0
+    ) -> dict[str, Any]:
+        """The first not-yet-returned event of ``event_type`` matching ``predicate(payload)``."""
+        deadline = time.monotonic() + timeout
+        with self._events_lock:
+            while True:
+                for event in list(self._event_buffer):
+                    if event["type"] == event_type and (predicate is None or predicate(event["payload"])):
+                        self._event_buffer.remove(event)
+                        return event
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise HookWaitTimeout(f"no {event_type!r} event matched within {timeout:g} s")
+                self._fetch(min(remaining, 5.0))
+
+    def _fetch(self, timeout: float) -> None:
+        page = self.read_events(self._event_cursor, timeout)
+        self._event_cursor = page["next"]
+        self._event_buffer.extend(page["events"])
+        while len(self._event_buffer) > EVENT_BUFFER_LIMIT:
+            self._event_buffer.popleft()
+
+    # =====================================================================================
+    # approvals
+    # =====================================================================================
+    def pending(self) -> list[dict[str, Any]]:
+        return self.get("/api/pending")["pending"]
+
+    def resolve(
+        self, dialog_id: str, approved: bool, payload: dict[str, Any] | None = None, abort: bool = False
+    ) -> None:
+        body: dict[str, Any] = {"approved": approved}
+        if payload is not None:
+            body["payload"] = payload
+        if abort:
+            body["abort"] = True
+        self.post(f"/api/pending/{quote(dialog_id, safe='')}", body)
+
+    def approve(self, dialog_id: str, payload: dict[str, Any] | None = None) -> None:
+        """Approve, optionally with edits to the dialog's editable keys."""
+        self.resolve(dialog_id, True, payload)
+
+    def reject(self, dialog_id: str, reason: str = "", abort: bool = False) -> None:
+        self.resolve(dialog_id, False, {"reason": reason} if reason else None, abort)
+
+    def ask(
+        self,
+        question: str,
+        tool: str = "",
+        args: dict[str, Any] | None = None,
+        timeout_s: float | None = None,
+    ) -> dict[str, Any]:
+        """Block until the user answers: ``{"approved", "answer", "args", "id", "reason"}``."""
+        body: dict[str, Any] = {"question": question, "tool": tool, "args": args or {}}
+        if timeout_s is not None:
+            body["timeout_s"] = timeout_s
+        wait = None if timeout_s is None else timeout_s + self.timeout  # the server bounds the wait
+        return self.request("POST", "/api/ask", body, timeout=wait)
+
+    def request_confirmation(
+        self, tool: str, args: dict[str, Any], timeout_s: float | None = None
+    ) -> dict[str, Any]:
+        """Ask the user whether ``tool`` may run with ``args`` (the reply's ``args`` may be edited)."""
+        return self.ask(f"Allow {tool}?", tool, args, timeout_s)
+
+    # =====================================================================================
+    # requests, logs, discussion, MMA
+    # =====================================================================================
+    def send(self, message: str) -> str:
+        """Gen + Send; the request id."""
+        return self.post("/api/send", {"message": message})["request_id"]
+
+    def request_status(self, request_id: str) -> dict[str, Any]:
+        return self.get(f"/api/requests/{quote(request_id, safe='')}")
+
+    def wait_for_request(self, request_id: str, timeout: float = 120.0) -> dict[str, Any]:
+        """Wait until the request is done or failed; its final status."""
+        return self._poll(
+            lambda: self.request_status(request_id),
+            lambda s: s["state"] in ("done", "error"),
+            timeout,
+            f"request {request_id}",
+        )
+
+    def comms(self, since: int = 0, limit: int | None = None) -> dict[str, Any]:
+        return self.get("/api/comms", since=since, limit=limit)
+
+    def tool_calls(self, since: int = 0, limit: int | None = None) -> dict[str, Any]:
+        return self.get("/api/tool_calls", since=since, limit=limit)
+
+    def session(self) -> dict[str, Any]:
+        return self.get("/api/session")
+
+    def add_session_entry(self, role: str, content: str) -> None:
+        self.post("/api/session/entries", {"role": role, "content": content})
+
+    def mma_status(self) -> dict[str, Any]:
+        return self.get("/api/mma/status")
+
+
+# =========================================================================================
+# command line
+# =========================================================================================
+def _value(text: str) -> Any:
+    """A command-line value: JSON when it parses (42, true, ["a"]), else the text itself."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m manual_slop.hooks.client", description="Drive Manual Slop."
+    )
+    parser.add_argument("--url", default=os.environ.get("SLOP_HOOK_URL", DEFAULT_URL), help="server URL")
+    parser.add_argument("--token", default=None, help="bearer token (default: SLOP_HOOK_TOKEN)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a reply or task")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("status", help="server status")
+    commands.add_parser("get", help="a field's value").add_argument("field")
+    setter = commands.add_parser("set", help="set a field (VALUE is JSON, or text)")
+    setter.add_argument("field")
+    setter.add_argument("value")
+    clicker = commands.add_parser("click", help="click an action")
+    clicker.add_argument("action")
+    clicker.add_argument("user_data", nargs="?")
+    commands.add_parser("pending", help="dialogs waiting for a decision")
+    commands.add_parser("approve", help="approve a pending dialog").add_argument("id")
+    commands.add_parser("reject", help="reject a pending dialog").add_argument("id")
+    sender = commands.add_parser("send", help="Gen + Send a message and wait for the reply")
+    sender.add_argument("message")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    client = ApiHookClient(args.url, args.token, timeout=args.timeout)
+    try:
+        result: Any
+        if args.command == "status":
+            result = client.status()
+        elif args.command == "get":
+            result = client.get_value(args.field)
+        elif args.command == "set":
+            result = client.wait_for_task(client.set_value(args.field, _value(args.value)), args.timeout)
+        elif args.command == "click":
+            user_data = None if args.user_data is None else _value(args.user_data)
+            result = client.wait_for_task(client.click(args.action, user_data), args.timeout)
+        elif args.command == "pending":
+            result = client.pending()
+        elif args.command in ("approve", "reject"):
+            client.resolve(args.id, args.command == "approve")
+            result = {"resolved": True}
+        else:
+            request_id = client.send(args.message)
+            result = {
+                "request_id": request_id,
+                **client.wait_for_request(request_id, max(args.timeout, 120.0)),
+            }
+    except HookApiError as exc:
+        print(f"error: {exc.code}: {exc}", file=sys.stderr)
+        return 1
+    except HookError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        client.close()
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

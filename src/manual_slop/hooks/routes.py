@@ -1,0 +1,221 @@
+"""The route table's vocabulary and the request checks shared by every endpoint.
+
+A :class:`Route` declares everything about one endpoint: method, path template,
+handler, the schema of its JSON body, its query parameters, the schema and status of
+its reply and the error statuses it can give. The :class:`Router` matches requests
+against the table and turns raw query strings and bodies into checked values, or
+raises :class:`~manual_slop.hooks.errors.BadRequest` with a message that names the
+problem. :mod:`.openapi` renders the same table as the OpenAPI document, so the two
+cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from manual_slop.hooks.errors import BadRequest, MethodNotAllowed, NotFound
+from manual_slop.hooks.schemas import GUI_ACTION_SCHEMAS, REQUEST_SCHEMAS
+
+__all__ = ["Call", "QueryParam", "Reply", "Route", "Router"]
+
+GUI_ACTION = "GuiAction"  # the one body whose schema depends on its "action" key
+
+
+@dataclass(frozen=True, slots=True)
+class QueryParam:
+    """A numeric query parameter with a default and limits."""
+
+    name: str
+    kind: type  # int or float
+    default: int | float
+    minimum: int | float
+    maximum: int | float
+    doc: str
+
+    def parse(self, values: list[str]) -> int | float:
+        if len(values) != 1:
+            raise BadRequest(f"query parameter {self.name!r} given {len(values)} times; give it once")
+        text = values[0].strip()
+        try:
+            value: int | float = int(text) if self.kind is int else float(text)
+        except ValueError:
+            kind = "an integer" if self.kind is int else "a number"
+            raise BadRequest(f"query parameter {self.name!r}: expected {kind}, got {text[:40]!r}") from None
+        if not self.minimum <= value <= self.maximum:  # also rejects nan
+            raise BadRequest(
+                f"query parameter {self.name!r}: expected {self.minimum}..{self.maximum}, got {text[:40]}"
+            )
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "type": "integer" if self.kind is int else "number",
+            "minimum": self.minimum,
+            "maximum": self.maximum,
+            "default": self.default,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """What a handler receives: path parameters, checked query values and the checked body."""
+
+    params: dict[str, str]
+    query: dict[str, int | float]
+    body: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A handler's answer when it is not a plain 200/route-status body."""
+
+    body: dict[str, Any]
+    status: int | None = None  # None: the route's status
+    after: Callable[[], None] | None = None  # runs once the reply is on the wire
+
+
+Handler = Callable[[Call], "dict[str, Any] | Reply"]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One endpoint of the Hook API."""
+
+    method: str
+    path: str  # template, e.g. "/api/gui/value/{field}"
+    operation_id: str
+    summary: str
+    handler: Handler
+    response: str  # component schema of the success body
+    status: int = 200
+    request: str | None = None  # component schema of the JSON body
+    query: tuple[QueryParam, ...] = ()
+    errors: tuple[int, ...] = ()  # statuses beyond the common ones (400, 401, 413, 500)
+    auth: bool = True
+    description: str = ""
+    path_params: tuple[str, ...] = field(init=False)
+    _pattern: re.Pattern[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        names = tuple(re.findall(r"\{(\w+)\}", self.path))
+        regex = "".join(
+            f"(?P<{part[1:-1]}>[^/]+)" if part.startswith("{") else re.escape(part)
+            for part in re.split(r"(\{\w+\})", self.path)
+        )
+        object.__setattr__(self, "path_params", names)
+        object.__setattr__(self, "_pattern", re.compile(regex + r"\Z"))
+
+    def match(self, path: str) -> dict[str, str] | None:
+        found = self._pattern.match(path)
+        return None if found is None else found.groupdict()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+class Router:
+    """Matches requests to routes and checks their query strings and bodies."""
+
+    def __init__(self, routes: Sequence[Route]) -> None:
+        self.routes: tuple[Route, ...] = tuple(routes)
+        seen: set[tuple[str, str]] = set()
+        for route in self.routes:
+            key = (route.method, route.path)
+            if key in seen:
+                raise ValueError(f"route {route.method} {route.path} declared twice")
+            seen.add(key)
+        self._validators = {name: Draft202012Validator(schema) for name, schema in REQUEST_SCHEMAS.items()}
+        self._gui_validators = {
+            name: Draft202012Validator(schema) for name, schema in GUI_ACTION_SCHEMAS.items()
+        }
+
+    def match(self, method: str, path: str) -> tuple[Route, dict[str, str]]:
+        """The route for ``method path``; NotFound or MethodNotAllowed (with the allowed methods)."""
+        allowed: list[str] = []
+        for route in self.routes:
+            params = route.match(path)
+            if params is None:
+                continue
+            if route.method == method:
+                return route, params
+            allowed.append(route.method)
+        if allowed:
+            methods = tuple(sorted(set(allowed)))
+            raise MethodNotAllowed(f"{method} is not allowed on {path}; use {', '.join(methods)}", methods)
+        raise NotFound(f"no endpoint {path}; GET /openapi.json lists them all")
+
+    @staticmethod
+    def parse_query(route: Route, query_string: str) -> dict[str, int | float]:
+        try:
+            raw = parse_qs(query_string, keep_blank_values=True, errors="strict")
+        except (UnicodeDecodeError, ValueError):
+            raise BadRequest("the query string is not valid UTF-8 after percent-decoding") from None
+        known = {param.name: param for param in route.query}
+        unknown = sorted(set(raw) - set(known))
+        if unknown:
+            accepted = ", ".join(known) if known else "none"
+            raise BadRequest(f"unknown query parameter {unknown[0][:40]!r}; accepted: {accepted}")
+        return {
+            name: param.parse(raw[name]) if name in raw else param.default for name, param in known.items()
+        }
+
+    def parse_body(self, route: Route, raw: bytes) -> Any:
+        """The body decoded and checked against the route's request schema (None for bodiless routes)."""
+        if route.request is None:
+            return None
+        if not raw.strip():
+            raise BadRequest("the request body is empty; expected a JSON object")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadRequest(
+                f"the body is not valid UTF-8 (byte {raw[exc.start]:#04x} at {exc.start})"
+            ) from None
+        try:
+            body = json.loads(text, parse_constant=_reject_constant)
+        except json.JSONDecodeError as exc:
+            raise BadRequest(
+                f"the body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            ) from None
+        except ValueError as exc:
+            raise BadRequest(f"the body is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise BadRequest("the body is nested too deeply") from None
+        if not isinstance(body, dict):
+            raise BadRequest(f"the body must be a JSON object, got {_json_type(body)}")
+        validator = self._validator_for(route.request, body)
+        error = best_match(validator.iter_errors(body))
+        if error is not None:
+            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+            raise BadRequest(f"body{where}: {error.message}")
+        return body
+
+    def _validator_for(self, schema: str, body: dict[str, Any]) -> Draft202012Validator:
+        if schema != GUI_ACTION:
+            return self._validators[schema]
+        action = body.get("action")
+        if not isinstance(action, str) or action not in self._gui_validators:
+            problem = "is missing" if action is None else f"{repr(action)[:60]} is not a GUI action"
+            raise BadRequest(f"body.action {problem}; expected one of {', '.join(self._gui_validators)}")
+        return self._gui_validators[action]
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return "a number"

@@ -1,0 +1,282 @@
+"""JSON Schemas of every Hook API body, and the catalog of published event types.
+
+One source of truth: the request schemas validate incoming bodies (:mod:`.routes`), and
+all of them become ``components.schemas`` of the served OpenAPI 3.1 document
+(:mod:`.openapi`), against which the tests validate every reply. Request schemas are
+self-contained (no ``$ref``) so they can be checked without the whole document.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "DIALOG_PAYLOADS",
+    "EVENT_TYPES",
+    "GUI_ACTION_SCHEMAS",
+    "REQUEST_SCHEMAS",
+    "RESPONSE_SCHEMAS",
+    "component_schemas",
+]
+
+Schema = dict[str, Any]
+
+_STR: Schema = {"type": "string"}
+_NULLABLE_STR: Schema = {"type": ["string", "null"]}
+_OBJECT: Schema = {"type": "object"}
+_ANY: Schema = {}
+
+
+def _obj(
+    required: dict[str, Schema], optional: dict[str, Schema] | None = None, *, closed: bool = True
+) -> Schema:
+    schema: Schema = {
+        "type": "object",
+        "properties": {**required, **(optional or {})},
+        "required": list(required),
+    }
+    if closed:
+        schema["additionalProperties"] = False
+    return schema
+
+
+# =========================================================================================
+# requests
+# =========================================================================================
+GUI_ACTION_SCHEMAS: dict[str, Schema] = {
+    "set_value": _obj({"action": {"const": "set_value"}, "item": _STR, "value": _ANY}),
+    "click": _obj({"action": {"const": "click"}, "item": _STR}, {"user_data": _ANY}),
+    "select_list_item": _obj({"action": {"const": "select_list_item"}, "listbox": _STR, "item": _STR}),
+    "select_tab": _obj({"action": {"const": "select_tab"}, "tab_bar": _STR, "tab": _STR}),
+}
+
+REQUEST_SCHEMAS: dict[str, Schema] = {
+    "ResolvePending": _obj(
+        {"approved": {"type": "boolean"}},
+        {
+            "payload": {
+                "type": "object",
+                "description": "edits of the dialog's editable keys (and 'reason'); others unchanged",
+            },
+            "abort": {"type": "boolean", "description": "reject and stop the whole track (mma_spawn)"},
+        },
+    ),
+    "AskRequest": _obj(
+        {"question": _STR},
+        {
+            "tool": _STR,
+            "args": _OBJECT,
+            "timeout_s": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": 86400,
+                "description": "how long to wait for a decision (default approval.timeout_s)",
+            },
+        },
+    ),
+    "SendRequest": _obj({"message": {"type": "string", "minLength": 1, "description": "not blank"}}),
+    "SessionEntryRequest": _obj(
+        {"role": {"type": "string", "minLength": 1, "description": "not blank"}, "content": _STR}
+    ),
+}
+
+# =========================================================================================
+# responses
+# =========================================================================================
+_TICKET: Schema = _obj(
+    {
+        "id": _STR,
+        "description": _STR,
+        "status": _STR,
+        "depends_on": {"type": "array", "items": _STR},
+        "assigned_to": _NULLABLE_STR,
+        "retry_count": {"type": "integer", "minimum": 0},
+        "blocked_reason": _NULLABLE_STR,
+        "model_override": _NULLABLE_STR,
+    },
+    closed=False,
+)
+
+DIALOG_PAYLOADS: dict[str, Schema] = {
+    "confirm_script": _obj({"script": _STR, "base_dir": _STR}, closed=False),
+    "tool_approval": _obj({"tool": _STR, "args": _OBJECT, "diff": _STR}, closed=False),
+    "mma_step": _obj({"ticket_id": _STR, "payload": _STR}, closed=False),
+    "mma_spawn": _obj({"ticket_id": _STR, "role": _STR, "prompt": _STR, "context_md": _STR}, closed=False),
+    "ask": _obj({"question": _STR, "tool": _STR, "args": _OBJECT}, closed=False),
+}
+
+_PENDING_DIALOG: Schema = {
+    "oneOf": [
+        _obj({"id": _STR, "kind": {"const": kind}, "created": {"type": "number"}, "payload": payload})
+        for kind, payload in DIALOG_PAYLOADS.items()
+    ]
+}
+
+_LOG_ENTRY: Schema = {
+    "type": "object",
+    "properties": {"seq": {"type": "integer", "minimum": 1}, "local_ts": {"type": "number"}},
+    "required": ["seq"],
+}
+
+RESPONSE_SCHEMAS: dict[str, Schema] = {
+    "Error": _obj(
+        {
+            "error": _obj(
+                {
+                    "code": {
+                        "enum": [
+                            "bad_request",
+                            "unauthorized",
+                            "not_found",
+                            "method_not_allowed",
+                            "timeout",
+                            "conflict",
+                            "payload_too_large",
+                            "internal",
+                        ]
+                    },
+                    "message": _STR,
+                }
+            )
+        }
+    ),
+    "Status": _obj(
+        {
+            "status": {"const": "ok"},
+            "mode": {"enum": ["gui", "headless"]},
+            "version": _STR,
+            "pid": {"type": "integer"},
+            "uptime_s": {"type": "number", "minimum": 0},
+        }
+    ),
+    "Health": _obj(
+        {
+            "healthy": {"type": "boolean"},
+            "degraded_reason": _NULLABLE_STR,
+            "frames": {"type": "integer", "minimum": 0},
+            "last_frame_age_ms": {"type": "number", "description": "-1 before the first frame"},
+        }
+    ),
+    "GuiState": _obj({"fields": {"type": "object", "description": "every gettable field by name"}}),
+    "FieldValue": _obj({"field": _STR, "value": _ANY}),
+    "Queued": _obj({"queued": {"const": True}, "task_id": _STR}),
+    "TaskStatus": _obj({"state": {"enum": ["queued", "done", "error"]}, "error": _NULLABLE_STR}),
+    "Events": _obj(
+        {
+            "events": {
+                "type": "array",
+                "items": _obj(
+                    {
+                        "seq": {"type": "integer", "minimum": 1},
+                        "ts": {"type": "number"},
+                        "type": _STR,
+                        "payload": _OBJECT,
+                    }
+                ),
+            },
+            "next": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "pass as ?since= to get the following events",
+            },
+            "dropped": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "events after since that the buffer lost",
+            },
+        }
+    ),
+    "PendingList": _obj({"pending": {"type": "array", "items": _PENDING_DIALOG}}),
+    "Resolved": _obj({"resolved": {"const": True}}),
+    "AskAnswer": _obj(
+        {
+            "approved": {"type": "boolean"},
+            "answer": _NULLABLE_STR,
+            "args": {"type": "object", "description": "the tool arguments as approved (possibly edited)"},
+            "id": {"type": "string", "description": "the ask dialog's id"},
+            "reason": {
+                "type": ["string", "null"],
+                "description": "why it was rejected, when a reason was given",
+            },
+        }
+    ),
+    "RequestId": _obj({"request_id": _STR}),
+    "RequestStatus": _obj(
+        {
+            "state": {"enum": ["queued", "running", "done", "error"]},
+            "response": _NULLABLE_STR,
+            "error": _NULLABLE_STR,
+        }
+    ),
+    "LogPage": _obj(
+        {
+            "entries": {"type": "array", "items": _LOG_ENTRY},
+            "next": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "seq of the last entry returned (or since)",
+            },
+        }
+    ),
+    "Session": _obj(
+        {
+            "discussion": _STR,
+            "entries": {"type": "array", "items": _obj({"role": _STR, "content": _STR, "ts": _STR})},
+        }
+    ),
+    "EntryQueued": _obj({"queued": {"const": True}}),
+    "MmaStatus": _obj(
+        {
+            "status": _STR,
+            "active_tier": _NULLABLE_STR,
+            "active_track": {"type": ["object", "null"]},
+            "proposed_tracks": {"type": "array", "items": _OBJECT},
+            "tickets": {"type": "array", "items": _TICKET},
+            "tier_usage": _OBJECT,
+        }
+    ),
+    "Diagnostics": {
+        "type": "object",
+        "additionalProperties": {"type": "number"},
+        "required": [
+            "fps",
+            "fps_avg",
+            "last_frame_time_ms",
+            "frame_time_ms_avg",
+            "cpu_percent",
+            "input_lag_ms",
+        ],
+    },
+    "OpenApiDocument": _obj({"openapi": _STR, "info": _OBJECT, "paths": _OBJECT}, closed=False),
+    "ShuttingDown": _obj({"shutting_down": {"const": True}}),
+}
+
+# =========================================================================================
+# events (GET /api/events)
+# =========================================================================================
+EVENT_TYPES: dict[str, str] = {
+    "ai_status": "the status line changed: {status}",
+    "response": "a request finished: {request_id, text, status}",
+    "comms": "a comms entry was recorded (the entry, with seq and local_ts)",
+    "tool_call": "a tool call was recorded (the entry, with seq and local_ts)",
+    "pending_added": "a dialog waits for a decision: {id, kind, created, payload}",
+    "pending_resolved": "a pending dialog was decided: {id, kind, approved, abort, decider}",
+    "mma_state": "the MMA view state changed: {status?, active_tier?, tier_usage?, tickets?, track?}",
+    "ticket_status": "a ticket changed status (published by the MMA engine when it lands)",
+    "track_proposal": "Tier 1 proposed tracks: {tracks}",
+    "error": "something failed: {message, task_id?, action?}",
+    "notification": "a warning or info message for the user: {level, message}",
+}
+
+
+def component_schemas() -> dict[str, Schema]:
+    """Every schema of the API, as ``components.schemas`` of the OpenAPI document."""
+    gui = {f"Gui_{name}": schema for name, schema in GUI_ACTION_SCHEMAS.items()}
+    gui["GuiAction"] = {
+        "oneOf": [{"$ref": f"#/components/schemas/Gui_{name}"} for name in GUI_ACTION_SCHEMAS],
+        "discriminator": {
+            "propertyName": "action",
+            "mapping": {name: f"#/components/schemas/Gui_{name}" for name in GUI_ACTION_SCHEMAS},
+        },
+    }
+    return {**RESPONSE_SCHEMAS, **REQUEST_SCHEMAS, **gui}

@@ -1,0 +1,406 @@
+"""HookServer: the Hook API over HTTP/1.1 (``ThreadingHTTPServer``, one thread per connection).
+
+Per request: read the body (at most 1 MiB, else 413) → check the bearer token (every
+request but ``GET /status`` when one is configured, else 401) → route (404 / 405) →
+check the query and body (400) → run the handler (:mod:`.api`) → append
+``{method, path, status, ms}`` to ``apihooks.log`` → reply JSON. Any exception a handler did not turn
+into an error reply becomes a 500 ``internal`` with the traceback in ``app.log``.
+
+Lifetime: :meth:`HookServer.start` binds and serves on the ``slop-hook-server`` thread;
+:meth:`HookServer.stop` stops accepting, wakes long polls, rejects asks still waiting,
+lets in-flight replies finish, closes idle keep-alive connections and joins every
+thread it started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import ipaddress
+import itertools
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+from manual_slop import __version__
+from manual_slop.automation import AutomationError
+from manual_slop.events import json_snapshot
+from manual_slop.hooks.api import HookApi, automation_error
+from manual_slop.hooks.errors import (
+    BadRequest,
+    HookApiError,
+    HookStartError,
+    InternalError,
+    MethodNotAllowed,
+    PayloadTooLarge,
+    Unauthorized,
+)
+from manual_slop.hooks.openapi import build_openapi
+from manual_slop.hooks.routes import Call, Reply, Route, Router
+from manual_slop.threads import join_all
+
+if TYPE_CHECKING:
+    from manual_slop.controller import AppController
+
+__all__ = ["MAX_BODY_BYTES", "HookServer", "is_loopback"]
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 1024 * 1024
+IDLE_TIMEOUT_S = 60.0  # a keep-alive connection silent this long is closed
+LOGGED_PATH_CHARS = 200
+DRAIN_LIMIT_BYTES = 16 * 1024 * 1024  # an oversize body up to this is read and dropped
+
+
+def _discard(stream: Any, length: int) -> bool:
+    """Read and drop ``length`` bytes; False when the stream ends first."""
+    while length > 0:
+        chunk = stream.read(min(length, 256 * 1024))
+        if not chunk:
+            return False
+        length -= len(chunk)
+    return True
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class HookServer:
+    """The Hook API for one controller. ``port=0`` picks a free port (see :attr:`port`)."""
+
+    def __init__(
+        self,
+        controller: AppController,
+        host: str = "127.0.0.1",
+        port: int = 8999,
+        token: str = "",
+        *,
+        main_timeout: float = 5.0,
+        max_body: int = MAX_BODY_BYTES,
+    ) -> None:
+        self.controller = controller
+        self.host = host
+        self._requested_port = port
+        self._token = token.encode("utf-8")
+        self.max_body = max_body
+        self.api = HookApi(controller, main_timeout=main_timeout)
+        self.router = Router(self.api.routes())
+        self.api.openapi = build_openapi(self.router.routes, __version__)
+        self._httpd: _HttpServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifetime ------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("the hook server is not started")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> HookServer:
+        """Bind and serve; HookStartError when the address cannot be used."""
+        if self._httpd is not None:
+            raise RuntimeError("the hook server is already started")
+        if not self._token and not is_loopback(self.host):
+            raise HookStartError(
+                f"refusing to serve the Hook API on non-loopback host {self.host!r} without a token; "
+                "set hook.token in config.toml or SLOP_HOOK_TOKEN, or use hook.host = '127.0.0.1'"
+            )
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        try:
+            self._httpd = _HttpServer((self.host.strip("[]"), self._requested_port), self, family)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise HookStartError(f"cannot listen on {self.host}:{self._requested_port} ({reason})") from exc
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.1},
+            name="slop-hook-server",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 2.0) -> list[str]:
+        """Stop serving and join every thread; returns the names of threads still alive."""
+        httpd, thread = self._httpd, self._thread
+        if httpd is None or thread is None:
+            return []
+        deadline = time.monotonic() + timeout
+        self.api.close()
+        httpd.shutdown()
+        left = join_all([thread], max(0.0, deadline - time.monotonic()))
+        # Idle keep-alive connections are closed at once; replies in flight (woken long
+        # polls, rejected asks) get until the deadline to reach their clients.
+        httpd.close_connections(idle_only=True)
+        httpd.wait_until_idle(max(0.0, deadline - time.monotonic()))
+        httpd.close_connections()
+        left += join_all(httpd.connection_threads(), max(0.0, deadline - time.monotonic()))
+        httpd.server_close()
+        self._thread = None
+        return [t.name for t in left]
+
+    def __enter__(self) -> HookServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- one request -----------------------------------------------------------------------
+    def handle(self, request: _Handler) -> None:
+        started = time.perf_counter()
+        method = request.command
+        raw_path = urlsplit(request.path).path
+        headers: dict[str, str] = {}
+        after = None
+        try:
+            route, reply = self._dispatch(request)
+            status = reply.status or route.status
+            body = reply.body
+            after = reply.after
+        except HookApiError as exc:
+            status, body = exc.status, exc.to_body()
+            if isinstance(exc, MethodNotAllowed):
+                headers["Allow"] = ", ".join(exc.allowed)
+        except AutomationError as exc:
+            error = automation_error(exc)
+            status, body = error.status, error.to_body()
+        except Exception as exc:
+            log.exception("hook %s %s failed", method, raw_path[:LOGGED_PATH_CHARS])
+            error = InternalError(f"internal error ({type(exc).__name__}); the traceback is in app.log")
+            status, body = error.status, error.to_body()
+        entry: dict[str, Any] = {
+            "method": method,
+            "path": raw_path[:LOGGED_PATH_CHARS],
+            "status": status,
+            "ms": round((time.perf_counter() - started) * 1000.0, 3),
+        }
+        if status >= 400:
+            entry["error"] = body["error"]["code"]
+        # Logged before the reply leaves, so a client holding its reply finds the entry.
+        try:
+            self.controller.session_log.append_api_hook(entry)
+        except OSError as exc:  # a full disk must not cost the client its reply
+            log.warning("apihooks.log: %s", exc)
+        try:
+            self._reply(request, status, body, headers)
+        except OSError:  # the client went away
+            request.close_connection = True
+        if after is not None:
+            after()
+
+    def _dispatch(self, request: _Handler) -> tuple[Route, Reply]:
+        raw = self._read_body(request)
+        split = urlsplit(request.path)
+        try:
+            path = unquote(split.path, errors="strict")
+        except UnicodeDecodeError:
+            raise BadRequest("the path is not valid UTF-8 after percent-decoding") from None
+        if self._token and not (request.command == "GET" and path == "/status"):
+            self._check_token(request)
+        route, params = self.router.match(request.command, path)
+        query = self.router.parse_query(route, split.query)
+        body = self.router.parse_body(route, raw)
+        result = route.handler(Call(params, query, body))
+        return route, result if isinstance(result, Reply) else Reply(result)
+
+    def _read_body(self, request: _Handler) -> bytes:
+        if request.headers.get("Transfer-Encoding"):
+            request.close_connection = True
+            raise BadRequest("Transfer-Encoding is not supported; send the body with Content-Length")
+        length_text = request.headers.get("Content-Length")
+        if length_text is None:
+            return b""
+        try:
+            length = int(length_text)
+            if length < 0:
+                raise ValueError
+        except ValueError:
+            request.close_connection = True
+            raise BadRequest(f"Content-Length {length_text[:20]!r} is not a non-negative integer") from None
+        if length > self.max_body:
+            # Read and drop a moderately large body so the client, still sending, gets the 413
+            # instead of a connection reset; beyond that, close without reading.
+            if length > DRAIN_LIMIT_BYTES or not _discard(request.rfile, length):
+                request.close_connection = True
+            raise PayloadTooLarge(f"the body has {length} bytes; the limit is {self.max_body} bytes")
+        raw = request.rfile.read(length) if length else b""
+        if len(raw) < length:
+            request.close_connection = True
+            raise BadRequest(f"the body ended after {len(raw)} of {length} bytes")
+        return raw
+
+    def _check_token(self, request: _Handler) -> None:
+        scheme, _, value = request.headers.get("Authorization", "").strip().partition(" ")
+        given = value.strip().encode("latin-1", errors="replace")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given, self._token):
+            raise Unauthorized("missing or wrong token; send 'Authorization: Bearer <token>'")
+
+    @staticmethod
+    def _reply(request: _Handler, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
+        try:
+            data = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+        except (TypeError, ValueError):
+            data = json.dumps(json_snapshot(body), ensure_ascii=False, separators=(",", ":")).encode()
+        request.send_response(status)
+        request.send_header("Content-Type", "application/json; charset=utf-8")
+        request.send_header("Content-Length", str(len(data)))
+        request.send_header("Cache-Control", "no-store")
+        for name, value in headers.items():
+            request.send_header(name, value)
+        if request.close_connection:
+            request.send_header("Connection", "close")
+        request.end_headers()
+        if request.command != "HEAD":
+            request.wfile.write(data)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Hands every request to :meth:`HookServer.handle`; JSON even for malformed HTTP."""
+
+    server: _HttpServer
+    protocol_version = "HTTP/1.1"  # keep-alive: a client reuses one connection
+    server_version = f"ManualSlopHooks/{__version__}"
+    sys_version = ""
+    timeout = IDLE_TIMEOUT_S
+    disable_nagle_algorithm = True  # headers and body are two writes; do not let Nagle delay the second
+
+    def _dispatch(self) -> None:
+        with self.server.busy():
+            self.server.hooks.handle(self)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _dispatch
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own rejections (bad request line, headers, unknown method) as JSON errors."""
+        headers: dict[str, str] = {}
+        if code == 501:  # a method no route uses
+            error: HookApiError = self._unsupported_method()
+            if isinstance(error, MethodNotAllowed):
+                headers["Allow"] = ", ".join(error.allowed)
+        else:  # 400 bad syntax, 414 request line too long, 431 headers too large, 505 version
+            error = BadRequest(f"malformed HTTP request: {message or code}")
+        self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # unparsable request line: still answer with headers
+            self.request_version = self.protocol_version
+        try:
+            HookServer._reply(self, error.status, error.to_body(), headers)
+        except OSError:
+            return
+        self.server.hooks.controller.session_log.append_api_hook(
+            {
+                "method": str(getattr(self, "command", None) or "?")[:20],
+                "path": urlsplit(str(getattr(self, "path", None) or "?")).path[:LOGGED_PATH_CHARS],
+                "status": error.status,
+                "ms": 0.0,
+                "error": str(error.code),
+            }
+        )
+
+    def _unsupported_method(self) -> HookApiError:
+        path = unquote(urlsplit(self.path).path)
+        try:
+            self.server.hooks.router.match("", path)
+        except HookApiError as exc:
+            if isinstance(exc, MethodNotAllowed):
+                return MethodNotAllowed(
+                    f"method {self.command!r} is not supported; use {', '.join(exc.allowed)}", exc.allowed
+                )
+            return exc
+        raise AssertionError("no route has an empty method")
+
+    def log_message(self, format: str, *args: Any) -> None:  # every request goes to apihooks.log instead
+        pass
+
+
+class _HttpServer(ThreadingHTTPServer):
+    """ThreadingHTTPServer whose connection threads are named, tracked and closable."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, address: tuple[str, int], hooks: HookServer, family: socket.AddressFamily) -> None:
+        self.address_family = family
+        self.hooks = hooks
+        self._counter = itertools.count(1)
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._connections: dict[threading.Thread, socket.socket] = {}
+        self._busy: set[threading.Thread] = set()  # connections handling a request right now
+        super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        thread = threading.Thread(
+            target=self._serve_connection,
+            args=(request, client_address),
+            name=f"slop-hook-{next(self._counter)}",
+            daemon=True,
+        )
+        with self._lock:
+            self._connections[thread] = request
+        thread.start()
+
+    def _serve_connection(self, request: Any, client_address: Any) -> None:
+        try:
+            self.finish_request(request, client_address)
+        except OSError as exc:  # the client went away mid-reply
+            log.debug("hook connection %s: %s", client_address, exc)
+        except Exception:
+            log.exception("hook connection %s failed", client_address)
+        finally:
+            self.shutdown_request(request)
+            with self._lock:
+                self._connections.pop(threading.current_thread(), None)
+
+    def connection_threads(self) -> list[threading.Thread]:
+        with self._lock:
+            return list(self._connections)
+
+    @contextlib.contextmanager
+    def busy(self) -> Iterator[None]:
+        """Mark the calling connection as handling a request (not to be closed while idle ones are)."""
+        thread = threading.current_thread()
+        with self._lock:
+            self._busy.add(thread)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._busy.discard(thread)
+                self._idle.notify_all()
+
+    def wait_until_idle(self, timeout: float) -> bool:
+        with self._lock:
+            return self._idle.wait_for(lambda: not self._busy, timeout)
+
+    def close_connections(self, idle_only: bool = False) -> None:
+        """Shut down connection sockets, waking threads that wait for a next request on them."""
+        with self._lock:
+            sockets = [s for t, s in self._connections.items() if not (idle_only and t in self._busy)]
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.exception("hook connection %s failed", client_address)

@@ -1,0 +1,107 @@
+"""Route matching and the checks of query strings and bodies."""
+
+from __future__ import annotations
+
+import pytest
+
+from manual_slop.hooks.errors import BadRequest, MethodNotAllowed, NotFound
+from manual_slop.hooks.routes import Call, QueryParam, Route, Router
+
+SINCE = QueryParam("since", int, 0, 0, 100, "after")
+WAIT = QueryParam("timeout", float, 0.0, 0.0, 30.0, "wait")
+
+
+def handler(call: Call) -> dict:
+    return {}
+
+
+def router() -> Router:
+    return Router(
+        [
+            Route("GET", "/api/items/{item_id}", "getItem", "one", handler, "Status"),
+            Route("GET", "/api/items", "listItems", "all", handler, "Status", query=(SINCE, WAIT)),
+            Route("POST", "/api/send", "send", "send", handler, "RequestId", request="SendRequest"),
+            Route("POST", "/api/gui", "gui", "gui", handler, "Queued", request="GuiAction"),
+        ]
+    )
+
+
+def test_templates_match_whole_segments_only() -> None:
+    r = router()
+    route, params = r.match("GET", "/api/items/a%20b")
+    assert route.operation_id == "getItem" and params == {"item_id": "a%20b"}
+    for path in ("/api/items/a/b", "/api/items/", "/api/itemsx", "/api/items/x/"):
+        with pytest.raises(NotFound, match="no endpoint"):
+            r.match("GET", path)
+
+
+def test_wrong_method_names_the_allowed_ones() -> None:
+    with pytest.raises(MethodNotAllowed) as info:
+        router().match("DELETE", "/api/items")
+    assert info.value.allowed == ("GET",) and "use GET" in str(info.value)
+
+
+def test_duplicate_routes_are_refused() -> None:
+    with pytest.raises(ValueError, match="declared twice"):
+        Router(
+            [Route("GET", "/x", "a", "", handler, "Status"), Route("GET", "/x", "b", "", handler, "Status")]
+        )
+
+
+def test_query_defaults_limits_and_unknown_names() -> None:
+    r = router()
+    route, _ = r.match("GET", "/api/items")
+    assert r.parse_query(route, "") == {"since": 0, "timeout": 0.0}
+    assert r.parse_query(route, "since=7&timeout=2.5") == {"since": 7, "timeout": 2.5}
+    for query, fragment in [
+        ("since=1.5", "expected an integer"),
+        ("since=101", "expected 0..100"),
+        ("timeout=inf", "expected 0.0..30.0"),
+        ("timeout=nan", "expected 0.0..30.0"),
+        ("since=", "expected an integer"),
+        ("since=1&since=1", "given 2 times"),
+        ("limit=5", "unknown query parameter 'limit'; accepted: since, timeout"),
+    ]:
+        with pytest.raises(BadRequest, match=fragment.replace(".", r"\.").replace("(", r"\(")):
+            r.parse_query(route, query)
+
+
+def test_bodies_are_decoded_and_checked_with_clear_messages() -> None:
+    r = router()
+    send, _ = r.match("POST", "/api/send")
+    assert r.parse_body(send, b'{"message": "hi"}') == {"message": "hi"}
+    cases = [
+        (b"", "the request body is empty"),
+        (b"{", "not valid JSON: Expecting property name enclosed in double quotes at line 1 column 2"),
+        (b'{"message": Infinity}', "Infinity is not valid JSON"),
+        (b"\xc3\x28", "not valid UTF-8 (byte 0xc3 at 0)"),
+        (b"null", "must be a JSON object, got null"),
+        (b"true", "must be a JSON object, got a boolean"),
+        (b"3", "must be a JSON object, got a number"),
+        (b"{}", "body: 'message' is a required property"),
+        (b'{"message": "x", "to": 1}', "Additional properties are not allowed ('to' was unexpected)"),
+    ]
+    for raw, fragment in cases:
+        with pytest.raises(BadRequest) as info:
+            r.parse_body(send, raw)
+        assert fragment in str(info.value), (raw, str(info.value))
+
+
+def test_gui_bodies_are_checked_by_their_action() -> None:
+    r = router()
+    gui, _ = r.match("POST", "/api/gui")
+    assert r.parse_body(gui, b'{"action": "click", "item": "btn_save"}')["item"] == "btn_save"
+    with pytest.raises(BadRequest, match=r"body\.action is missing"):
+        r.parse_body(gui, b'{"item": "x"}')
+    with pytest.raises(BadRequest, match=r"body.tab: \['x'\] is not of type 'string'"):
+        r.parse_body(gui, b'{"action": "select_tab", "tab_bar": "t", "tab": ["x"]}')
+
+
+def test_bodiless_routes_ignore_the_body() -> None:
+    r = router()
+    route, _ = r.match("GET", "/api/items")
+    assert r.parse_body(route, b"anything") is None
+
+
+def test_long_messages_are_clipped() -> None:
+    assert len(str(BadRequest("x" * 10_000))) == 500

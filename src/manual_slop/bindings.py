@@ -22,13 +22,13 @@ if TYPE_CHECKING:
 __all__ = ["FEATURE_REGISTRARS", "register_all", "register_core_bindings", "register_task_handlers"]
 
 URL_PATTERN = r"|https?://[^\s]+"
-FEATURE_AI = "lands with the multi-provider AI client"
 
 
 # Each feature package adds its fields and actions with a ``register(ctrl)`` function
 # listed here (e.g. ``manual_slop.context.bindings.register``); names reserved in
 # ``_register_actions`` as unavailable are removed when their feature lands.
 FEATURE_REGISTRARS: tuple[str, ...] = (
+    "manual_slop.ai.bindings.register",
     "manual_slop.context.bindings.register",
     "manual_slop.mma.bindings.register",
 )
@@ -94,6 +94,14 @@ def register_task_handlers(ctrl: AppController) -> None:
             "response", {"request_id": request_id, "text": text, "status": task.get("status", "done")}
         )
 
+    def ai_stream_chunk(task: dict[str, Any]) -> None:
+        request_id = task.get("request_id")
+        if request_id is None or request_id != state.active_request_id:
+            return  # a late chunk of a request that already finished
+        text = str(task.get("text", ""))
+        state.ai_response = text if task.get("seq", 0) == 0 else state.ai_response + text
+        ctrl.publish("ai_stream_chunk", {"request_id": request_id, "seq": task.get("seq", 0), "text": text})
+
     def show_track_proposal(task: dict[str, Any]) -> None:
         state.proposed_tracks = list(task.get("tracks", []))
         ctrl.publish("track_proposal", {"tracks": state.proposed_tracks})
@@ -135,6 +143,7 @@ def register_task_handlers(ctrl: AppController) -> None:
             "custom_callback": custom_callback,
             "refresh_from_project": lambda task: ctrl.reload_project(),
             "handle_ai_response": handle_ai_response,
+            "ai_stream_chunk": ai_stream_chunk,
             "show_track_proposal": show_track_proposal,
             "mma_state_update": mma_state_update,
             # Dialogs are registered by the clutch on the requesting thread; these keep
@@ -382,5 +391,3 @@ def _register_actions(ctrl: AppController) -> None:
     reg("btn_reject", decide(False), "Reject the oldest pending dialog")
     reg("btn_reload_project", lambda call: ctrl.reload_project(), "Re-read the project and history files")
     reg("btn_dismiss_notifications", dismiss_notifications, "Clear the notification list")
-    unavailable = ctrl.actions.register_unavailable
-    unavailable("btn_fetch_models", "Refresh the model list from the provider", FEATURE_AI)

@@ -66,7 +66,7 @@ PROVIDER_NAMES: tuple[str, ...] = (
 DEFAULT_MODELS: dict[str, str] = {
     "local": "SmolLM2-135M-Instruct",
     "gemini": "gemini-2.5-flash-lite",
-    "anthropic": "claude-sonnet-4-5",
+    "anthropic": "claude-sonnet-4-6",
     "deepseek": "deepseek-chat",
     "minimax": "MiniMax-M2",
     "gemini_cli": "gemini-2.5-flash",
@@ -117,6 +117,7 @@ def _global_schema() -> dict[str, Field]:
         "ai.history_trunc_limit": Field(
             int, 8000, "Characters kept of old tool outputs", minimum=0, maximum=10_000_000
         ),
+        "ai.fallback": Field(list, [], "Providers tried in order when the active one fails", items=str),
         "approval.policy": Field(str, "manual", "Execution Clutch policy", choices=APPROVAL_POLICIES),
         "approval.timeout_s": Field(
             float, 3600.0, "How long an action waits for a decision before it is rejected", minimum=1.0
@@ -138,6 +139,10 @@ def _global_schema() -> dict[str, Field]:
     for name in PROVIDER_NAMES:
         schema[f"providers.{name}.base_url"] = Field(str, "", f"{name} endpoint ('' = provider default)")
         schema[f"providers.{name}.model"] = Field(str, DEFAULT_MODELS[name], f"Last model used with {name}")
+    schema["providers.local.model_path"] = Field(
+        str, "", "GGUF file of the local model ('' = bundled SmolLM2)"
+    )
+    schema["providers.gemini_cli.binary"] = Field(str, "gemini", "The gemini CLI executable (name or path)")
     return schema
 
 

@@ -44,6 +44,7 @@ from manual_slop.config import (
     GLOBAL_SCHEMA,
     HISTORY_SCHEMA,
     PROJECT_SCHEMA,
+    PROVIDER_NAMES,
     AppPaths,
     Credentials,
     TomlFile,
@@ -296,7 +297,26 @@ class AppController:
             base_dir=event.base_dir,
             file_items=file_items,
             discussion_history=event.disc_text,
+            **self._send_extras(event),
         )
+
+    def _send_extras(self, event: UserRequestEvent) -> dict[str, Any]:
+        """Tools context (approvals through the clutch) and streaming into the response view."""
+        from manual_slop.tools.approval import build_execution_context
+
+        context = build_execution_context(self)  # reads the project through call_on_main
+        seq = itertools.count()
+
+        def stream(text: str) -> None:
+            self.post_gui_task(
+                {"action": "ai_stream_chunk", "request_id": event.request_id, "seq": next(seq), "text": text}
+            )
+
+        return {"context": context, "pre_tool_callback": context.pre_tool_callback, "stream_callback": stream}
+
+    def submit_background(self, fn: Callable[[], Any]) -> Future[Any]:
+        """Run blocking work (a model list, a summary) on a daemon thread joined at shutdown."""
+        return self._executor.submit(fn)
 
     # =====================================================================================
     # posting from any thread
@@ -525,6 +545,20 @@ class AppController:
             "max_tokens": state.max_tokens,
             "history_trunc_limit": state.history_trunc_limit,
             "system_prompt": state.system_prompt,
+            "fallback": list(get_path(self._config_doc, "ai.fallback", [])),
+            "providers": {
+                name: {
+                    "model": state.provider_models.get(name, ""),
+                    "base_url": state.provider_base_urls.get(name, ""),
+                    "api_key": self.credentials.api_key(name),
+                    "options": {
+                        option: get_path(self._config_doc, f"providers.{name}.{option}")
+                        for option in ("model_path", "binary")
+                        if f"providers.{name}.{option}" in GLOBAL_SCHEMA
+                    },
+                }
+                for name in PROVIDER_NAMES
+            },
         }
 
     def compile_context(self) -> str:

@@ -84,6 +84,7 @@ class AppState:
     ai_response: str = ""
     ai_status: str = "idle"
     active_request_id: str | None = None
+    available_models: list[str] = field(default_factory=list)  # of the active provider (btn_fetch_models)
     # MMA
     mma_epic_input: str = ""
     mma_status: str = "idle"

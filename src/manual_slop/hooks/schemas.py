@@ -257,6 +257,8 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
 EVENT_TYPES: dict[str, str] = {
     "ai_status": "the status line changed: {status}",
     "response": "a request finished: {request_id, text, status}",
+    "ai_stream_chunk": "a chunk of the running request's answer arrived: {request_id, seq, text}",
+    "models": "the active provider's model list was fetched: {provider, models}",
     "comms": "a comms entry was recorded (the entry, with seq and local_ts)",
     "tool_call": "a tool call was recorded (the entry, with seq and local_ts)",
     "pending_added": "a dialog waits for a decision: {id, kind, created, payload}",

@@ -314,10 +314,6 @@ class AppController:
 
         return {"context": context, "pre_tool_callback": context.pre_tool_callback, "stream_callback": stream}
 
-    def submit_background(self, fn: Callable[[], Any]) -> Future[Any]:
-        """Run blocking work (a model list, a summary) on a daemon thread joined at shutdown."""
-        return self._executor.submit(fn)
-
     # =====================================================================================
     # posting from any thread
     # =====================================================================================
@@ -330,11 +326,30 @@ class AppController:
             return None
         return queued.task_id
 
-    def run_in_background(self, fn: Callable[[], Any]) -> Future[Any] | None:
-        """Run blocking work (aggregation, git, text-only provider calls) on a daemon thread
-        that shutdown joins; the work posts its result as a task. None after shutdown."""
+    def run_in_background(
+        self,
+        fn: Callable[[], Any],
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> Future[Any] | None:
+        """Run blocking ``fn`` (aggregation, git, a model list, text-only provider calls) on a
+        daemon thread that shutdown joins. ``on_done(result)`` / ``on_error(exc)``, when given,
+        then run on the main thread; an unhandled error becomes a notification. None after
+        shutdown."""
+
+        def job() -> Any:
+            try:
+                result = fn()
+            except Exception as exc:
+                handler = on_error or (lambda e: self.notify("error", f"{type(e).__name__}: {e}"))
+                self.post_gui_task({"action": "custom_callback", "callback": handler, "args": (exc,)})
+                raise
+            if on_done is not None:
+                self.post_gui_task({"action": "custom_callback", "callback": on_done, "args": (result,)})
+            return result
+
         try:
-            return self._executor.submit(fn)
+            return self._executor.submit(job)
         except RuntimeError:
             return None
 

@@ -61,7 +61,7 @@ def register(ctrl: AppController) -> None:
                 {"action": "custom_callback", "callback": _apply_models, "args": (ctrl, provider, models)}
             )
 
-        ctrl.submit_background(job)
+        ctrl.run_in_background(job)
 
     ctrl.actions.register(
         "btn_fetch_models", fetch_models, "Refresh the model list of the active provider (in the background)"

@@ -1,10 +1,10 @@
 """Text-only calls to the active provider: discussion compression and file summaries.
 
-Both go through one small function, :func:`ask_text`, which calls the controller's
-backend with tools disabled (``send(md, prompt, enable_tools=False)``). They block
-for as long as the provider takes: run them off the main thread. When the AI client
-offers ``run_discussion_compression`` / ``run_subagent_summarization`` these are the
-places to call them instead.
+When the controller's backend is the AI client, these call its own helpers
+(``run_discussion_compression`` / ``run_subagent_summarization``: text only, tools
+disabled, the conversation untouched). Any other backend gets the same instructions
+through one text-only ``send``. They block for as long as the provider takes: run them
+off the main thread.
 """
 
 from __future__ import annotations
@@ -61,8 +61,24 @@ def ask_text(
     return answer.strip()
 
 
+def _helper(backend: TextBackend, name: str, settings: Mapping[str, Any] | None, *args: Any) -> str:
+    """Call the AI client's own text-only helper, with ask_text's error contract."""
+    try:
+        if settings is not None:
+            backend.apply_settings(settings)
+        answer = getattr(backend, name)(*args)
+    except Exception as exc:
+        message = exc.ui_message() if hasattr(exc, "ui_message") else f"{type(exc).__name__}: {exc}"
+        raise SummaryError(f"the provider call failed: {message}") from exc
+    if not isinstance(answer, str) or not answer.strip():
+        raise SummaryError("the provider returned an empty answer")
+    return answer.strip()
+
+
 def compress_discussion(backend: TextBackend, text: str, settings: Mapping[str, Any] | None = None) -> str:
     """A summary of a discussion that keeps decisions, file paths and open questions."""
+    if hasattr(backend, "run_discussion_compression"):
+        return _helper(backend, "run_discussion_compression", settings, text)
     return ask_text(backend, "", f"{COMPRESSION_INSTRUCTION}\n\n---\n\n{text}", settings)
 
 
@@ -75,6 +91,8 @@ def summarize_file(
     settings: Mapping[str, Any] | None = None,
 ) -> str:
     """A model-written summary of one file (``run_subagent_summarization``'s contract)."""
+    if hasattr(backend, "run_subagent_summarization"):
+        return _helper(backend, "run_subagent_summarization", settings, path, content, is_code, outline)
     parts = [SUMMARY_INSTRUCTION, f"File: {path}"]
     if is_code and outline:
         parts.append(f"Outline:\n{outline}")

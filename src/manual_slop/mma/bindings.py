@@ -9,11 +9,12 @@ context builder are wired.
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
 from manual_slop.automation import ActionCall
 from manual_slop.config import PROJECT_SCHEMA
-from manual_slop.mma.client import MMAServices
+from manual_slop.mma.client import AIClientAdapter, ContextRequest, MMAServices
 from manual_slop.mma.runtime import DEFAULT_SETTINGS, MMARuntime
 from manual_slop.schema import Field
 
@@ -26,20 +27,41 @@ _TICKET_ID = Field(str, "", pattern=r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}", pattern
 
 
 def default_services(ctrl: AppController) -> MMAServices:
-    """The AI client and Tier 3 context builder the orchestrator uses.
+    """The AI client (the controller's backend) and the Tier 3 context builder MMA uses.
 
-    Merge point: until ``manual_slop.ai`` and ``manual_slop.context`` are on this branch
-    there is no client (MMA actions say so) and workers get
-    :func:`manual_slop.mma.worker.default_tier3_context`. Wired, the body is::
-
-        return MMAServices(
-            client=AIClientAdapter(ai_client),
-            context_builder=lambda r: build_tier3_context(
-                r.focus_files, r.base_dir, r.project_files, r.exclude
-            ),
-        )
+    The builder runs on worker threads: the user's per-file views and mask patterns are
+    read through the main-thread trampoline, then files are aggregated with the context
+    service's AST cache.
     """
-    return MMAServices(client=None, context_builder=None)
+    from manual_slop.context.aggregate import build_tier3_context
+
+    def views_snapshot() -> tuple[dict[str, Any], list[str]]:
+        state = ctrl.state
+        return copy.deepcopy(state.file_views), list(state.mask_patterns)
+
+    def context_builder(request: ContextRequest) -> str:
+        views, masks = ctrl.call_on_main(views_snapshot, timeout=5.0)
+        return build_tier3_context(
+            request.focus_files,
+            request.base_dir,
+            request.project_files,
+            request.exclude,
+            views=views,
+            mask_patterns=masks,
+            cache=ctrl.context.cache,
+        )
+
+    def settings() -> Any:
+        return ctrl.call_on_main(ctrl.ai_settings, timeout=5.0)
+
+    def tools_context() -> Any:
+        from manual_slop.tools.approval import build_execution_context
+
+        return build_execution_context(ctrl, tier="Tier 3")
+
+    # The controller's backend (the app wires ai_client); none means MMA actions say so.
+    client = AIClientAdapter(ctrl.backend, settings, tools_context) if ctrl.backend is not None else None
+    return MMAServices(client=client, context_builder=context_builder)
 
 
 def mma_runtime(ctrl: AppController) -> MMARuntime:

@@ -199,8 +199,15 @@ class AIClientAdapter:
     ``get_token_usage()``.
     """
 
-    def __init__(self, client: Any) -> None:
+    def __init__(
+        self,
+        client: Any,
+        settings: Callable[[], Any] | None = None,
+        context: Callable[[], Any] | None = None,
+    ) -> None:
         self._client = client
+        self._settings = settings  # the user's provider settings, applied before each call
+        self._context = context  # builds the tools' ExecutionContext (project allowlist)
         self._local = threading.local()
 
     def reset_session(self) -> None:
@@ -220,7 +227,12 @@ class AIClientAdapter:
         step_gate: StepGate | None = None,
     ) -> str:
         client = self._client
+        if self._settings is not None:
+            client.apply_settings(self._settings())
         callback = _pre_tool_callback(step_gate) if step_gate is not None else None
+        extra: dict[str, Any] = {}
+        if enable_tools and self._context is not None:
+            extra["context"] = self._context()
         previous = client.model
         if model:
             client.set_provider(client.provider, model)
@@ -232,6 +244,7 @@ class AIClientAdapter:
                 enable_tools=enable_tools,
                 pre_tool_callback=callback,
                 tier=getattr(self._local, "tier", None),
+                **extra,
             )
         finally:
             if model and previous:

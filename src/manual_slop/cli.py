@@ -161,6 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say("no display found; starting headless")
         headless = True
 
+    from manual_slop.ai import ai_client
     from manual_slop.controller import AppController, LaunchOptions
     from manual_slop.headless import HeadlessTicker
     from manual_slop.hooks.errors import HookStartError
@@ -172,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         enable_test_hooks=args.enable_test_hooks,
         port_file=port_file,
     )
-    controller = AppController(config_file, project_file, log_dir, options=options)
+    controller = AppController(config_file, project_file, log_dir, options=options, backend=ai_client)
     app_log = logging.FileHandler(controller.session_log.root / "app.log", encoding="utf-8")
     app_log.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s"))
     redacting = _RedactingFilter(controller.redactor.redact)
@@ -210,6 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if hook_server is not None:
             _stop_hook_server(hook_server, port_file)
         leftovers = controller.shutdown()
+        ai_client.cleanup()  # server-side caches are deleted, connections closed
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         root.removeHandler(app_log)

@@ -33,7 +33,9 @@ from manual_slop.atomic_io import atomic_write_bytes, move_aside, sweep_stale_te
 from manual_slop.schema import Field, Problem, Schema, normalize
 
 __all__ = [
+    "CONTEXT_STRATEGIES",
     "CREDENTIAL_ENV_VARS",
+    "DEFAULT_MASK_PATTERNS",
     "DEFAULT_MODELS",
     "DEFAULT_WINDOWS",
     "GLOBAL_SCHEMA",
@@ -64,7 +66,7 @@ PROVIDER_NAMES: tuple[str, ...] = (
 DEFAULT_MODELS: dict[str, str] = {
     "local": "SmolLM2-135M-Instruct",
     "gemini": "gemini-2.5-flash-lite",
-    "anthropic": "claude-sonnet-4-5",
+    "anthropic": "claude-sonnet-4-6",
     "deepseek": "deepseek-chat",
     "minimax": "MiniMax-M2",
     "gemini_cli": "gemini-2.5-flash",
@@ -100,6 +102,10 @@ DEFAULT_WINDOWS: dict[str, bool] = {
 APPROVAL_POLICIES: tuple[str, ...] = ("manual", "allow_list", "auto")
 SHELL_PROGRAMS: tuple[str, ...] = ("auto", "bash", "pwsh", "powershell")
 
+# context aggregation (manual_slop.context): strategies and the default secret-line patterns
+CONTEXT_STRATEGIES: tuple[str, ...] = ("full", "summarize", "auto")
+DEFAULT_MASK_PATTERNS: tuple[str, ...] = (r"(?i)(api[_-]?key|secret|passw(or)?d|token)\s*[:=]",)
+
 
 def _global_schema() -> dict[str, Field]:
     schema: dict[str, Field] = {
@@ -111,6 +117,7 @@ def _global_schema() -> dict[str, Field]:
         "ai.history_trunc_limit": Field(
             int, 8000, "Characters kept of old tool outputs", minimum=0, maximum=10_000_000
         ),
+        "ai.fallback": Field(list, [], "Providers tried in order when the active one fails", items=str),
         "approval.policy": Field(str, "manual", "Execution Clutch policy", choices=APPROVAL_POLICIES),
         "approval.timeout_s": Field(
             float, 3600.0, "How long an action waits for a decision before it is rejected", minimum=1.0
@@ -132,6 +139,10 @@ def _global_schema() -> dict[str, Field]:
     for name in PROVIDER_NAMES:
         schema[f"providers.{name}.base_url"] = Field(str, "", f"{name} endpoint ('' = provider default)")
         schema[f"providers.{name}.model"] = Field(str, DEFAULT_MODELS[name], f"Last model used with {name}")
+    schema["providers.local.model_path"] = Field(
+        str, "", "GGUF file of the local model ('' = bundled SmolLM2)"
+    )
+    schema["providers.gemini_cli.binary"] = Field(str, "gemini", "The gemini CLI executable (name or path)")
     return schema
 
 
@@ -148,6 +159,28 @@ PROJECT_SCHEMA: Schema = {
     "discussion.roles": Field(list, ["User", "AI", "Vendor API", "System"], "Discussion roles", items=str),
     "discussion.auto_add": Field(bool, True, "Append sent messages and responses to the discussion"),
     "approval.rules": Field(list, [], "allow_list rules ({tool, pattern?, path_glob?})", items=dict),
+    "context.strategy": Field(
+        str, "auto", "Aggregation strategy for files in full mode", choices=CONTEXT_STRATEGIES
+    ),
+    "context.token_budget": Field(
+        int, 100_000, "auto: the files section stays within this many tokens", minimum=256, maximum=10_000_000
+    ),
+    "context.full_threshold": Field(
+        int, 4_000, "auto: files up to this many tokens are sent in full", minimum=1, maximum=10_000_000
+    ),
+    "context.mask_patterns": Field(
+        list, list(DEFAULT_MASK_PATTERNS), "Regexes: matching lines of masked files are hidden", items=str
+    ),
+    "context.subagent_summaries": Field(bool, False, "summarize: the provider summarizes very large files"),
+    "context.views": Field(dict, {}, "Per-file views by path: {mode, slices?, annotation?}", values=dict),
+    "context.presets": Field(dict, {}, "Named sets of files, excludes and views", values=dict),
+    "mma.tier1_model": Field(str, "", "Tier 1 (epic -> tracks) model ('' = the active model)"),
+    "mma.tier2_model": Field(str, "", "Tier 2 (track -> tickets, replans) model ('' = the active model)"),
+    "mma.tier3_models": Field(list, [], "Tier 3 worker models by attempt (escalation on retries)", items=str),
+    "mma.tier4_model": Field(str, "", "Tier 4 (QA summaries, patches) model ('' = the active model)"),
+    "mma.max_workers": Field(int, 4, "Tier 3 workers running at once", minimum=1, maximum=16),
+    "mma.max_replans": Field(int, 3, "Tier 2 replans allowed per track", minimum=0, maximum=3),
+    "mma.tier4_patches": Field(bool, True, "Offer Tier 4 patches for failed worker attempts"),
 }
 
 HISTORY_SCHEMA: Schema = {

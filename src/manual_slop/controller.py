@@ -45,10 +45,12 @@ from manual_slop.config import (
     GLOBAL_SCHEMA,
     HISTORY_SCHEMA,
     PROJECT_SCHEMA,
+    PROVIDER_NAMES,
     AppPaths,
     Credentials,
     TomlFile,
 )
+from manual_slop.context.service import ContextService
 from manual_slop.dialogs import Decision, PendingDialog
 from manual_slop.events import AsyncEventQueue, EventJournal, UserRequestEvent
 from manual_slop.perf import PerformanceMonitor
@@ -159,6 +161,7 @@ class AppController:
         self.state = AppState.from_documents(
             self._config_doc, self._project_doc, self._history_doc, self.paths.project_file.stem
         )
+        self.context = ContextService(self)  # aggregation, AST cache, discussions, undo
         self.clutch = ExecutionClutch(
             audit=self.session_log.append_audit,
             publish=self._on_clutch_event,
@@ -186,10 +189,14 @@ class AppController:
         self.listboxes = SelectorRegistry("listbox")
         self.tab_bars = SelectorRegistry("tab bar")
         self._task_handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
+        self._shutdown_hooks: list[Callable[[], None]] = []
+        self._switch_guards: list[Callable[[], str | None]] = []
+        self._project_hooks: list[Callable[[], None]] = []
         self._backend = backend
         from manual_slop.bindings import register_all
 
         register_all(self)
+        problems += self.context.load()
 
         for problem in problems:
             level = "error" if problem.severity == "error" else problem.severity
@@ -212,6 +219,12 @@ class AppController:
     def task_actions(self) -> list[str]:
         """Every task-dict action the main thread understands."""
         return sorted(self._task_handlers)
+
+    def register_task_handler(self, action: str, handler: Callable[[dict[str, Any]], None]) -> None:
+        """Add a task-dict action (feature packages; before the threads start)."""
+        if action in self._task_handlers:
+            raise ValueError(f"task action {action!r} registered twice")
+        self._task_handlers[action] = handler
 
     def bind_main_thread(self) -> None:
         """Declare the calling thread the main thread (the GUI or headless ticker does this)."""
@@ -270,6 +283,7 @@ class AppController:
             message = exc.ui_message() if hasattr(exc, "ui_message") else f"{type(exc).__name__}: {exc}"
             log.warning("request %s failed: %s", event.request_id, message)
             payload = {"request_id": event.request_id, "text": message, "status": "error", "error": message}
+        payload["discussion"] = event.discussion
         await self.event_queue.put("response", payload)
 
     def _send_blocking(self, event: UserRequestEvent) -> str:
@@ -277,13 +291,32 @@ class AppController:
         if backend is None:
             raise RuntimeError("no AI backend is configured")
         backend.apply_settings(event.settings)
+        md_content, file_items = event.stable_md, event.file_items
+        if event.context is not None:  # aggregate here, on the request thread, not the main thread
+            compiled = self.context.compile(event.context, "send", extra={"request_id": event.request_id})
+            md_content, file_items = compiled.markdown, compiled.file_items
         return backend.send(
-            event.stable_md,
+            md_content,
             event.prompt,
             base_dir=event.base_dir,
-            file_items=event.file_items,
+            file_items=file_items,
             discussion_history=event.disc_text,
+            **self._send_extras(event),
         )
+
+    def _send_extras(self, event: UserRequestEvent) -> dict[str, Any]:
+        """Tools context (approvals through the clutch) and streaming into the response view."""
+        from manual_slop.tools.approval import build_execution_context
+
+        context = build_execution_context(self)  # reads the project through call_on_main
+        seq = itertools.count()
+
+        def stream(text: str) -> None:
+            self.post_gui_task(
+                {"action": "ai_stream_chunk", "request_id": event.request_id, "seq": next(seq), "text": text}
+            )
+
+        return {"context": context, "pre_tool_callback": context.pre_tool_callback, "stream_callback": stream}
 
     # =====================================================================================
     # posting from any thread
@@ -296,6 +329,33 @@ class AppController:
             self.tasks.failed(queued.task_id, "the app is shutting down")
             return None
         return queued.task_id
+
+    def run_in_background(
+        self,
+        fn: Callable[[], Any],
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> Future[Any] | None:
+        """Run blocking ``fn`` (aggregation, git, a model list, text-only provider calls) on a
+        daemon thread that shutdown joins. ``on_done(result)`` / ``on_error(exc)``, when given,
+        then run on the main thread; an unhandled error becomes a notification. None after
+        shutdown."""
+
+        def job() -> Any:
+            try:
+                result = fn()
+            except Exception as exc:
+                handler = on_error or (lambda e: self.notify("error", f"{type(e).__name__}: {e}"))
+                self.post_gui_task({"action": "custom_callback", "callback": handler, "args": (exc,)})
+                raise
+            if on_done is not None:
+                self.post_gui_task({"action": "custom_callback", "callback": on_done, "args": (result,)})
+            return result
+
+        try:
+            return self._executor.submit(job)
+        except RuntimeError:
+            return None
 
     def call_on_main(self, fn: Callable[[], Any], timeout: float = 2.0) -> Any:
         """Run ``fn`` on the main thread and return its result (the read trampoline).
@@ -413,8 +473,9 @@ class AppController:
         if tool_calls:
             AppState.append_bounded(self.state.tool_calls, tool_calls)
         for add in self._pending_history_adds.drain():
-            name = add.pop("discussion") or self.state.active_discussion
-            self.state.discussion_entries(name).append({**add, "collapsed": False})
+            self.context.discussions.append(
+                add["role"], add["content"], add["discussion"], add["ts"], label=f"add {add['role']} entry"
+            )
         self._process_pending_gui_tasks()
 
     def _process_pending_gui_tasks(self) -> None:
@@ -476,19 +537,19 @@ class AppController:
         disc_text = self.discussion_text()
         event = UserRequestEvent(
             prompt=prompt,
-            stable_md=self.compile_context(),
+            stable_md="",  # compiled from ``context`` on the request thread
             file_items=[],
             disc_text=disc_text,
             base_dir=str(self.base_dir()),
             request_id=request_id,
             settings=self.ai_settings(),
+            context=self.context.request(),
+            discussion=state.active_discussion,
         )
         with self._requests_lock:
             self._requests[request_id] = RequestRecord(request_id, prompt)
         if state.auto_add:
-            state.discussion_entries().append(
-                {"role": _role(state, 0, "User"), "content": prompt, "ts": _timestamp(), "collapsed": False}
-            )
+            self.context.discussions.append(_role(state, 0, "User"), prompt, label="send: user message")
         state.active_request_id = request_id
         self.set_ai_status("sending...")
         if not self.event_queue.put_threadsafe("user_request", event):
@@ -528,12 +589,26 @@ class AppController:
             "max_tokens": state.max_tokens,
             "history_trunc_limit": state.history_trunc_limit,
             "system_prompt": state.system_prompt,
+            "fallback": list(get_path(self._config_doc, "ai.fallback", [])),
+            "providers": {
+                name: {
+                    "model": state.provider_models.get(name, ""),
+                    "base_url": state.provider_base_urls.get(name, ""),
+                    "api_key": self.credentials.api_key(name),
+                    "options": {
+                        option: get_path(self._config_doc, f"providers.{name}.{option}")
+                        for option in ("model_path", "binary")
+                        if f"providers.{name}.{option}" in GLOBAL_SCHEMA
+                    },
+                }
+                for name in PROVIDER_NAMES
+            },
         }
 
     def compile_context(self) -> str:
-        """The stable context sent with a request; file aggregation extends this."""
-        prompt = self.state.system_prompt.strip()
-        return f"## System Prompt\n\n{prompt}\n" if prompt else ""
+        """The context Markdown a send would carry, compiled now on the calling thread
+        (Gen + Send and MD Only compile off the main thread; see ``manual_slop.context``)."""
+        return self.context.compile(self.context.request(), "preview").markdown
 
     def discussion_text(self) -> str:
         """The active discussion as text for the provider."""
@@ -596,8 +671,17 @@ class AppController:
             "auto_add",
             "discussions",
             "active_discussion",
+            "context_strategy",
+            "context_token_budget",
+            "context_full_threshold",
+            "mask_patterns",
+            "subagent_summaries",
+            "file_views",
+            "context_presets",
+            "mma_settings",
         ):
             setattr(self.state, name, getattr(fresh, name))
+        self.context.project_reloaded()
         problems = project.problems + history.problems
         self.clutch.set_rules(self._load_rules(problems))
         for problem in problems:
@@ -611,12 +695,18 @@ class AppController:
         target = project_file.expanduser().resolve()
         if not target.is_file():
             raise InvalidValue(f"project file {target} does not exist")
+        for guard in self._switch_guards:
+            reason = guard()
+            if reason:
+                raise InvalidValue(f"cannot switch projects: {reason}")
         self.flush()
         self.paths = AppPaths(self.paths.config_file, target, self.paths.log_dir)
         self._project_file = TomlFile(self.paths.project_file, PROJECT_SCHEMA)
         self._history_file = TomlFile(self.paths.history_file, HISTORY_SCHEMA)
         self.reload_project()
         self._remember_project()
+        for hook in self._project_hooks:
+            hook()
         self.publish("project_opened", {"project_file": str(target)})
 
     def new_project(self, project_file: Path) -> None:
@@ -636,30 +726,6 @@ class AppController:
     def recent_projects(self) -> list[str]:
         return list(get_path(self._config_doc, "projects.recent", []))
 
-    def run_in_background(
-        self,
-        fn: Callable[[], Any],
-        on_done: Callable[[Any], None],
-        on_error: Callable[[BaseException], None] | None = None,
-    ) -> bool:
-        """Run blocking ``fn`` on a daemon thread; ``on_done(result)`` or ``on_error(exc)``
-        then runs on the main thread. False when the app is shutting down."""
-
-        def job() -> None:
-            try:
-                result = fn()
-            except Exception as exc:
-                handler = on_error or (lambda e: self.notify("error", f"{type(e).__name__}: {e}"))
-                self.post_gui_task({"action": "custom_callback", "callback": handler, "args": (exc,)})
-            else:
-                self.post_gui_task({"action": "custom_callback", "callback": on_done, "args": (result,)})
-
-        try:
-            self._executor.submit(job)
-        except RuntimeError:
-            return False
-        return True
-
     def flush(self) -> None:
         """Dual flush: project + history, then the global config (main thread)."""
         if not self.on_main_thread():
@@ -675,6 +741,19 @@ class AppController:
     # =====================================================================================
     # lifetime
     # =====================================================================================
+    def on_project_opened(
+        self, hook: Callable[[], None], guard: Callable[[], str | None] | None = None
+    ) -> None:
+        """``hook`` runs (main thread) after another project was opened; ``guard`` may refuse the
+        switch beforehand by returning the reason (e.g. a track is still running)."""
+        self._project_hooks.append(hook)
+        if guard is not None:
+            self._switch_guards.append(guard)
+
+    def on_shutdown(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` (main thread) at the start of :meth:`shutdown`; it must bound its own waits."""
+        self._shutdown_hooks.append(hook)
+
     def request_stop(self) -> None:
         """Ask the frame loop to end (any thread; not from a signal handler)."""
         self.stop_requested.set()
@@ -695,6 +774,11 @@ class AppController:
             return []
         self._shut_down = True
         deadline = time.monotonic() + timeout
+        for hook in self._shutdown_hooks:  # features stop their threads while the clutch still works
+            try:
+                hook()
+            except Exception:
+                log.exception("shutdown hook %r failed", hook)
         self.clutch.close()  # wakes every thread blocked on a dialog
         self.event_queue.close()
         if self._loop.is_running() or not self._loop.is_closed():

@@ -120,6 +120,8 @@ class UserRequestEvent:
     base_dir: str = "."
     request_id: str = ""
     settings: dict[str, Any] = field(default_factory=dict)  # provider, model, parameters at send time
+    context: Any = None  # a context.ContextRequest: aggregated off the main thread before the send
+    discussion: str = ""  # where the reply goes (the discussion active when the message was sent)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

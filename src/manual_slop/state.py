@@ -12,7 +12,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from manual_slop.config import DEFAULT_MODELS, PROVIDER_NAMES
+from manual_slop.config import DEFAULT_MASK_PATTERNS, DEFAULT_MODELS, PROVIDER_NAMES
 from manual_slop.schema import get_path, set_path
 
 __all__ = ["LOG_VIEW_LIMIT", "AppState", "Notification"]
@@ -61,6 +61,20 @@ class AppState:
     # discussions: name -> table with at least "history": list of entries
     discussions: dict[str, dict[str, Any]] = field(default_factory=dict)
     active_discussion: str = "main"
+    # context aggregation (manual_slop.context); the first seven are saved in the project file
+    context_strategy: str = "auto"
+    context_token_budget: int = 100_000
+    context_full_threshold: int = 4_000
+    mask_patterns: list[str] = field(default_factory=lambda: list(DEFAULT_MASK_PATTERNS))
+    subagent_summaries: bool = False
+    file_views: dict[str, dict[str, Any]] = field(default_factory=dict)  # path -> {mode, slices?, …}
+    context_presets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    context_status: str = "idle"
+    context_files: list[dict[str, Any]] = field(default_factory=list)  # last compile, per file
+    context_tokens: int = 0
+    context_preview: str = ""
+    last_md_path: str = ""
+    discussion_status: str = "idle"
     # GUI
     theme: str = "dark"
     font_scale: float = 1.0
@@ -70,6 +84,7 @@ class AppState:
     ai_response: str = ""
     ai_status: str = "idle"
     active_request_id: str | None = None
+    available_models: list[str] = field(default_factory=list)  # of the active provider (btn_fetch_models)
     # MMA
     mma_epic_input: str = ""
     mma_status: str = "idle"
@@ -78,6 +93,7 @@ class AppState:
     active_track: dict[str, Any] | None = None
     mma_tickets: list[dict[str, Any]] = field(default_factory=list)
     tier_usage: dict[str, Any] = field(default_factory=dict)
+    mma_settings: dict[str, Any] = field(default_factory=dict)  # the project's [mma] table
     # logs and telemetry
     comms_log: list[dict[str, Any]] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -151,6 +167,14 @@ class AppState:
         state.screenshots = list(get_path(project, "screenshots.paths"))
         state.discussion_roles = list(get_path(project, "discussion.roles"))
         state.auto_add = get_path(project, "discussion.auto_add")
+        state.context_strategy = get_path(project, "context.strategy")
+        state.context_token_budget = get_path(project, "context.token_budget")
+        state.context_full_threshold = get_path(project, "context.full_threshold")
+        state.mask_patterns = list(get_path(project, "context.mask_patterns"))
+        state.subagent_summaries = get_path(project, "context.subagent_summaries")
+        state.file_views = copy.deepcopy(get_path(project, "context.views"))
+        state.context_presets = copy.deepcopy(get_path(project, "context.presets"))
+        state.mma_settings = copy.deepcopy(get_path(project, "mma", {}))
 
         state.discussions = copy.deepcopy(get_path(history, "discussions"))
         state.active_discussion = get_path(history, "active") or "main"
@@ -191,6 +215,15 @@ class AppState:
         set_path(out, "screenshots.paths", list(self.screenshots))
         set_path(out, "discussion.roles", list(self.discussion_roles))
         set_path(out, "discussion.auto_add", self.auto_add)
+        set_path(out, "context.strategy", self.context_strategy)
+        set_path(out, "context.token_budget", self.context_token_budget)
+        set_path(out, "context.full_threshold", self.context_full_threshold)
+        set_path(out, "context.mask_patterns", list(self.mask_patterns))
+        set_path(out, "context.subagent_summaries", self.subagent_summaries)
+        set_path(out, "context.views", copy.deepcopy(self.file_views))
+        set_path(out, "context.presets", copy.deepcopy(self.context_presets))
+        for key, value in self.mma_settings.items():
+            set_path(out, f"mma.{key}", copy.deepcopy(value))
         return out
 
     def apply_to_history(self, history: dict[str, Any]) -> dict[str, Any]:

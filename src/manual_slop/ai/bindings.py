@@ -1,0 +1,92 @@
+"""The AI client's part of the automation surface, and its wiring to a controller.
+
+``register(ctrl)`` (listed in ``bindings.FEATURE_REGISTRARS``) adds:
+
+- ``available_models`` — read-only field: the models the active provider offers;
+- ``btn_fetch_models`` — asks the provider for its model list on a background thread
+  (the frame loop never waits for the network) and fills ``available_models``.
+
+When the controller's backend is an :class:`~manual_slop.ai.client.AIClient`, its
+callbacks are connected: comms entries → ``ctrl.add_comms_entry``, executed tool calls →
+``ctrl.add_tool_call``, CLI calls → ``clicalls.log``, notices → the notification list,
+and approvals of calls made without an explicit context → the Execution Clutch.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from manual_slop.ai.client import AIClient
+from manual_slop.ai.errors import AIError
+from manual_slop.automation import ActionCall, FeatureUnavailable
+from manual_slop.schema import Field
+
+if TYPE_CHECKING:
+    from manual_slop.controller import AppController
+
+__all__ = ["connect", "register"]
+
+
+def register(ctrl: AppController) -> None:
+    state = ctrl.state
+    ctrl.fields.register(
+        "available_models",
+        Field(
+            list,
+            [],
+            "Models the active provider offers (read-only; btn_fetch_models refreshes it)",
+            items=str,
+        ),
+        lambda: list(state.available_models),
+    )
+
+    def fetch_models(call: ActionCall) -> None:
+        backend = ctrl.backend
+        if backend is None or not hasattr(backend, "list_models"):
+            raise FeatureUnavailable("btn_fetch_models: the AI backend cannot list models")
+        settings = ctrl.ai_settings()
+        provider = settings["provider"]
+
+        def job() -> None:
+            try:
+                backend.apply_settings(settings)
+                models = backend.list_models(provider)
+            except Exception as exc:
+                message = exc.ui_message() if isinstance(exc, AIError) else f"{type(exc).__name__}: {exc}"
+                ctrl.post_gui_task(
+                    {"action": "notify", "level": "error", "message": f"model list: {message}"}
+                )
+                return
+            ctrl.post_gui_task(
+                {"action": "custom_callback", "callback": _apply_models, "args": (ctrl, provider, models)}
+            )
+
+        ctrl.run_in_background(job)
+
+    ctrl.actions.register(
+        "btn_fetch_models", fetch_models, "Refresh the model list of the active provider (in the background)"
+    )
+    if isinstance(ctrl.backend, AIClient):
+        connect(ctrl.backend, ctrl)
+
+
+def _apply_models(ctrl: AppController, provider: str, models: list[str]) -> None:
+    if ctrl.state.current_provider != provider:
+        return  # the user switched provider while the list was loading
+    ctrl.state.available_models = list(models)
+    ctrl.publish("models", {"provider": provider, "models": list(models)})
+
+
+def connect(client: AIClient, ctrl: AppController) -> None:
+    """Route the client's logs, notices and default approvals to ``ctrl``."""
+    from manual_slop.tools.approval import make_pre_tool_callback
+
+    client.comms_log_callback = ctrl.add_comms_entry
+    client.tool_log_callback = ctrl.add_tool_call
+    client.cli_log_callback = ctrl.session_log.append_cli_call
+
+    def notify(level: str, message: str) -> Any:
+        return ctrl.post_gui_task({"action": "notify", "level": level, "message": message})
+
+    client.notify_callback = notify
+    client.confirm_and_run_callback = make_pre_tool_callback(ctrl, ctrl.base_dir())

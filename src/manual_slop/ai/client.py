@@ -1,0 +1,609 @@
+"""``AIClient``: the one object the app talks to a model through, and its singleton ``ai_client``.
+
+The client owns the settings, one provider object and one conversation per provider
+(all instance state; nothing lives in module globals but the singleton itself and the
+thread-local tier tag), the comms log and the callbacks the controller wires.
+:meth:`AIClient.send` is serialised by one lock; it picks the provider chain (the active
+provider, then ``[ai] fallback``), runs the tool loop on the first that works and returns
+the answer's text.
+
+It satisfies the controller's ``ChatBackend`` protocol: ``apply_settings(settings)``,
+``send(md_content, user_message, **kwargs) -> str``, ``reset_session()``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from manual_slop.ai.comms import CommsLog, get_current_tier, set_current_tier
+from manual_slop.ai.errors import AIError, ConfigurationError, ProviderError
+from manual_slop.ai.messages import StreamSink, Usage
+from manual_slop.ai.providers import Provider, ProviderConfig, ProviderHooks, provider_class
+from manual_slop.ai.providers.base import DEFAULT_TIMEOUT_S
+from manual_slop.ai.rag import RagEngine, inject_rag_context
+from manual_slop.ai.refresh import FileRefresher
+from manual_slop.ai.retry import RetryPolicy
+from manual_slop.ai.tool_loop import LoopSetup, ToolLoop
+from manual_slop.ai.transcript import Conversation
+from manual_slop.config import DEFAULT_MODELS, PROVIDER_NAMES, Secret
+from manual_slop.events import EventEmitter
+from manual_slop.tools.registry import ExecutionContext, PreToolCallback, ToolRegistry
+
+__all__ = ["BASE_INSTRUCTIONS", "AIClient", "ClientSettings", "ai_client"]
+
+log = logging.getLogger(__name__)
+
+BASE_INSTRUCTIONS = (
+    "You are the assistant inside Manual Slop, a workbench where a human curates the context and "
+    "approves every change. Be precise and brief. Use the tools to read before you change anything; "
+    "every change you make is shown to the user for approval first."
+)
+COMPRESSION_PROMPT = (
+    "Summarise the discussion below so it can replace the full text in later requests. Keep every "
+    "decision, file path, open question and unresolved problem; drop pleasantries and repeated tool "
+    "output. Answer with the summary only."
+)
+SUMMARY_PROMPT = (
+    "Summarise this file for an engineer who has not read it: what it is for, its main parts and how "
+    "they connect, and anything surprising. Be dense and specific; answer with the summary only."
+)
+PATCH_PROMPT = (
+    "A test or command failed. Propose the smallest fix as a unified diff (---/+++ headers, @@ hunks) "
+    "against the files shown. Answer with the diff only."
+)
+
+
+@dataclass(slots=True)
+class ClientSettings:
+    """What the next send uses; copied at the start of each send."""
+
+    provider: str = "local"
+    models: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_MODELS))
+    base_urls: dict[str, str] = field(default_factory=dict)
+    keys: dict[str, Secret | None] = field(default_factory=dict)
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)  # model_path, binary, n_ctx ...
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 8192
+    history_trunc_limit: int = 8000
+    system_prompt: str = ""
+    fallback: tuple[str, ...] = ()
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    max_prompt_tokens: int = 0
+
+    def copy(self) -> ClientSettings:
+        return ClientSettings(
+            provider=self.provider,
+            models=dict(self.models),
+            base_urls=dict(self.base_urls),
+            keys=dict(self.keys),
+            options={k: dict(v) for k, v in self.options.items()},
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_tokens=self.max_tokens,
+            history_trunc_limit=self.history_trunc_limit,
+            system_prompt=self.system_prompt,
+            fallback=self.fallback,
+            timeout_s=self.timeout_s,
+            max_prompt_tokens=self.max_prompt_tokens,
+        )
+
+    def config_for(self, name: str) -> ProviderConfig:
+        return ProviderConfig(
+            name=name,
+            model=self.models.get(name) or DEFAULT_MODELS.get(name, ""),
+            base_url=self.base_urls.get(name, ""),
+            api_key=self.keys.get(name),
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_tokens=self.max_tokens,
+            timeout_s=self.timeout_s,
+            max_prompt_tokens=self.max_prompt_tokens,
+            options=dict(self.options.get(name, {})),
+        )
+
+
+class AIClient:
+    """Multi-provider chat client with one tool loop, retries, fallback and a comms log."""
+
+    def __init__(
+        self,
+        *,
+        registry: ToolRegistry | None = None,
+        retry: RetryPolicy | None = None,
+        local_engine_factory: Callable[..., Any] | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.settings = ClientSettings()
+        self.retry = retry or RetryPolicy()
+        self.events = EventEmitter()
+        self.comms = CommsLog()
+        self.last_usage = Usage()
+        # callbacks the controller wires (any may stay None)
+        self.tool_log_callback: Callable[[dict[str, Any]], Any] | None = None
+        self.confirm_and_run_callback: PreToolCallback | None = None
+        self.cli_log_callback: Callable[[dict[str, Any]], Any] | None = None
+        self.notify_callback: Callable[[str, str], Any] | None = None
+        self._registry = registry
+        self._local_engine_factory = local_engine_factory
+        self._clock = clock
+        self._send_lock = threading.Lock()
+        self._settings_lock = threading.Lock()
+        self._providers: dict[str, Provider] = {}
+        self._conversations: dict[str, Conversation] = {}
+        self._abort = threading.Event()  # set by cleanup(): waits end early
+        self._current = ("", "")  # (provider, model) of the call being logged
+
+    # =====================================================================================
+    # callbacks and logging
+    # =====================================================================================
+    @property
+    def comms_log_callback(self) -> Callable[[dict[str, Any]], Any] | None:
+        return self.comms.callback
+
+    @comms_log_callback.setter
+    def comms_log_callback(self, callback: Callable[[dict[str, Any]], Any] | None) -> None:
+        self.comms.callback = callback
+
+    def _append_comms(self, direction: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        provider, model = self._current
+        return self.comms.append(direction, kind, provider, model, payload)
+
+    def _notify(self, level: str, message: str) -> None:
+        self._append_comms("IN", "notice", {"level": level, "message": message})
+        if self.notify_callback is not None:
+            try:
+                self.notify_callback(level, message)
+            except Exception:
+                log.exception("notify callback failed")
+
+    def _record_tool_call(
+        self, chained: Callable[[dict[str, Any]], Any] | None
+    ) -> Callable[[dict[str, Any]], None]:
+        def record(entry: dict[str, Any]) -> None:
+            entry = {**entry, "provider": self._current[0], "model": self._current[1]}
+            if chained is not None:
+                chained(entry)
+
+        return record
+
+    # =====================================================================================
+    # settings
+    # =====================================================================================
+    @property
+    def provider(self) -> str:
+        return self.settings.provider
+
+    @property
+    def model(self) -> str:
+        return self.settings.models.get(self.settings.provider, "")
+
+    def set_provider(self, name: str, model: str | None = None) -> None:
+        """Make ``name`` the active provider (and ``model`` its model, when given)."""
+        name = _provider_name(name)
+        with self._settings_lock:
+            self.settings.provider = name
+            if model:
+                self.settings.models[name] = model
+
+    def configure(
+        self,
+        *,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        max_tokens: int | None = None,
+        history_trunc_limit: int | None = None,
+        base_url: str | None = None,
+        api_key: Secret | str | None = None,
+        system_prompt: str | None = None,
+        fallback: Sequence[str] | None = None,
+        timeout_s: float | None = None,
+        max_prompt_tokens: int | None = None,
+        provider: str | None = None,
+        **options: Any,
+    ) -> None:
+        """Change settings; ``base_url``, ``api_key`` and ``options`` (``model_path``, ``binary``,
+        ``n_ctx`` ...) apply to ``provider`` (default: the active one)."""
+        with self._settings_lock:
+            s = self.settings
+            target = _provider_name(provider or s.provider)
+            if temperature is not None:
+                s.temperature = _number("temperature", temperature, 0.0, 2.0)
+            if top_p is not None:
+                s.top_p = _number("top_p", top_p, 0.0, 1.0)
+            if max_tokens is not None:
+                s.max_tokens = int(_number("max_tokens", max_tokens, 1, 1_000_000))
+            if history_trunc_limit is not None:
+                s.history_trunc_limit = int(
+                    _number("history_trunc_limit", history_trunc_limit, 0, 10_000_000)
+                )
+            if base_url is not None:
+                s.base_urls[target] = base_url
+            if api_key is not None:
+                s.keys[target] = (
+                    api_key if isinstance(api_key, Secret) else (Secret(api_key) if api_key else None)
+                )
+            if system_prompt is not None:
+                s.system_prompt = system_prompt
+            if fallback is not None:
+                s.fallback = tuple(_provider_name(n) for n in fallback)
+            if timeout_s is not None:
+                s.timeout_s = _number("timeout_s", timeout_s, 0.001, 86_400)
+            if max_prompt_tokens is not None:
+                s.max_prompt_tokens = int(_number("max_prompt_tokens", max_prompt_tokens, 0, 10_000_000))
+            if options:
+                s.options.setdefault(target, {}).update(options)
+
+    def apply_settings(self, settings: Mapping[str, Any]) -> None:
+        """Take the controller's snapshot (``AppController.ai_settings()``)."""
+        providers = settings.get("providers") or {}
+        with self._settings_lock:
+            s = self.settings
+            for name, entry in providers.items():
+                if name not in PROVIDER_NAMES or not isinstance(entry, Mapping):
+                    continue
+                if entry.get("model"):
+                    s.models[name] = str(entry["model"])
+                if "base_url" in entry:
+                    s.base_urls[name] = str(entry.get("base_url") or "")
+                if "api_key" in entry:
+                    s.keys[name] = _secret(entry.get("api_key"))
+                if isinstance(entry.get("options"), Mapping):
+                    s.options[name] = {k: v for k, v in entry["options"].items() if v not in (None, "")}
+        self.set_provider(
+            str(settings.get("provider") or self.settings.provider), settings.get("model") or None
+        )
+        changes: dict[str, Any] = {
+            k: settings[k]
+            for k in (
+                "temperature",
+                "top_p",
+                "max_tokens",
+                "history_trunc_limit",
+                "system_prompt",
+                "base_url",
+            )
+            if settings.get(k) is not None
+        }
+        if "api_key" in settings:
+            with self._settings_lock:
+                self.settings.keys[self.settings.provider] = _secret(settings.get("api_key"))
+        if settings.get("fallback") is not None:
+            chain = [str(n).strip().lower() for n in settings["fallback"]]
+            unknown = [n for n in chain if n not in PROVIDER_NAMES]
+            if unknown:
+                self._notify("warning", f"ai.fallback: unknown provider(s) {', '.join(unknown)} ignored")
+            changes["fallback"] = [n for n in chain if n in PROVIDER_NAMES]
+        self.configure(**changes)
+
+    # =====================================================================================
+    # providers
+    # =====================================================================================
+    def _hooks(self) -> ProviderHooks:
+        hooks = ProviderHooks(comms=self._append_comms, cli_call=self._cli_call)
+        if self._clock is not None:
+            hooks.clock = self._clock
+        return hooks
+
+    def _cli_call(self, entry: dict[str, Any]) -> None:
+        if self.cli_log_callback is not None:
+            try:
+                self.cli_log_callback(entry)
+            except Exception:
+                log.exception("cli log callback failed")
+
+    def _instance(self, name: str, config: ProviderConfig) -> Provider:
+        provider = self._providers.get(name)
+        if provider is None:
+            cls = provider_class(name)
+            if name == "local" and self._local_engine_factory is not None:
+                provider = cls(config, self._hooks(), engine_factory=self._local_engine_factory)  # type: ignore[call-arg]
+            else:
+                provider = cls(config, self._hooks())
+            self._providers[name] = provider
+        else:
+            provider.reconfigure(config)
+        return provider
+
+    def registry(self) -> ToolRegistry:
+        """The tools offered to models (every built-in tool unless one was given)."""
+        if self._registry is None:
+            from manual_slop.tools.registry import default_registry
+
+            self._registry = default_registry()
+        return self._registry
+
+    def _chain(self, settings: ClientSettings) -> list[str]:
+        """Providers to try, in order: the active one, then the fallbacks that have what they need."""
+        names: list[str] = []
+        for name in (settings.provider, *settings.fallback):
+            if name not in names:
+                names.append(name)
+        usable = [n for n in names if not provider_class(n).needs_api_key or settings.keys.get(n)]
+        primary = settings.provider
+        if primary not in usable:
+            if not any(settings.keys.values()):
+                self._notify(
+                    "warning",
+                    f"no API key is configured for {primary} (nor for any other provider); "
+                    "using the local offline model instead",
+                )
+                return ["local", *[n for n in usable if n != "local"]]
+            if not usable:
+                return [primary]  # its missing-key error names the setting to fix
+            self._append_comms("OUT", "fallback", {"skipped": primary, "reason": "no API key configured"})
+        return usable
+
+    # =====================================================================================
+    # send
+    # =====================================================================================
+    def send(
+        self,
+        md_content: str,
+        user_message: str,
+        base_dir: str = ".",
+        file_items: Sequence[Any] | None = None,
+        discussion_history: str = "",
+        stream: bool = False,
+        pre_tool_callback: PreToolCallback | None = None,
+        qa_callback: Callable[[str], str | None] | None = None,
+        enable_tools: bool = True,
+        stream_callback: Callable[[str], None] | None = None,
+        patch_callback: Callable[[str, str], str | None] | None = None,
+        rag_engine: RagEngine | None = None,
+        *,
+        context: ExecutionContext | None = None,
+        system_prompt: str | None = None,
+        tier: str | None = None,
+    ) -> str:
+        """Send ``user_message`` with ``md_content`` as context; returns the model's final text.
+
+        Raises ProviderError (classified; ``ui_message()`` for the user) when every provider
+        in the chain failed, ConfigurationError for unusable settings.
+        """
+        with self._send_lock:
+            previous_tier = get_current_tier()
+            if tier is not None:
+                set_current_tier(tier)
+            try:
+                return self._send_locked(
+                    md_content,
+                    user_message,
+                    base_dir=base_dir,
+                    file_items=file_items,
+                    discussion_history=discussion_history,
+                    stream=stream,
+                    pre_tool_callback=pre_tool_callback,
+                    qa_callback=qa_callback,
+                    enable_tools=enable_tools,
+                    stream_callback=stream_callback,
+                    patch_callback=patch_callback,
+                    rag_engine=rag_engine,
+                    context=context,
+                    system_prompt=system_prompt,
+                    keep_history=True,
+                )
+            finally:
+                set_current_tier(previous_tier)
+
+    def _send_locked(
+        self,
+        md_content: str,
+        user_message: str,
+        *,
+        base_dir: str,
+        file_items: Sequence[Any] | None,
+        discussion_history: str,
+        stream: bool,
+        pre_tool_callback: PreToolCallback | None,
+        qa_callback: Callable[[str], str | None] | None,
+        enable_tools: bool,
+        stream_callback: Callable[[str], None] | None,
+        patch_callback: Callable[[str, str], str | None] | None,
+        rag_engine: RagEngine | None,
+        context: ExecutionContext | None,
+        system_prompt: str | None,
+        keep_history: bool,
+    ) -> str:
+        with self._settings_lock:
+            settings = self.settings.copy()
+        self._abort.clear()
+        self.last_usage = Usage()
+        if rag_engine is not None:
+            md_content = inject_rag_context(md_content, user_message, rag_engine, self._append_comms)
+        system = _system_text(
+            system_prompt if system_prompt is not None else settings.system_prompt, md_content
+        )
+        chain = self._chain(settings)
+        exec_context = self._exec_context(context, base_dir, pre_tool_callback) if enable_tools else None
+        last_error: AIError | None = None
+        for index, name in enumerate(chain):
+            config = settings.config_for(name)
+            self._current = (name, config.model)
+            provider = self._instance(name, config)
+            conversation = (
+                self._conversations.setdefault(name, Conversation()) if keep_history else Conversation()
+            )
+            first = (
+                f"{discussion_history.strip()}\n\n---\n\n{user_message}"
+                if discussion_history.strip() and not conversation.messages
+                else user_message
+            )
+            setup = LoopSetup(
+                system=system,
+                context=md_content,
+                user_message=first,
+                registry=self.registry() if enable_tools else None,
+                exec_context=exec_context,
+                trunc_limit=settings.history_trunc_limit,
+                refresher=FileRefresher(file_items, base_dir),
+                stream=StreamSink(
+                    stream_callback
+                    if stream_callback is not None
+                    else ((lambda _t: None) if stream else None)
+                ),
+                retry=self.retry,
+                log=self._append_comms,
+                events=self.events,
+                wait=self._abort.wait,
+                qa_callback=qa_callback,
+                patch_callback=patch_callback,
+                usage=self.last_usage,
+                abort=exec_context.abort if exec_context is not None else None,
+            )
+            try:
+                return ToolLoop(provider, conversation, setup).run()
+            except AIError as error:
+                last_error = error
+                if index + 1 < len(chain):
+                    reason = error.ui_message().replace("\n\n", " ")
+                    self._append_comms(
+                        "OUT", "fallback", {"from": name, "to": chain[index + 1], "reason": reason}
+                    )
+                    self._notify(
+                        "warning", f"{name} failed ({_short(error)}); falling back to {chain[index + 1]}"
+                    )
+        assert last_error is not None
+        raise last_error
+
+    def _exec_context(
+        self, context: ExecutionContext | None, base_dir: str, pre_tool_callback: PreToolCallback | None
+    ) -> ExecutionContext:
+        if context is None:
+            context = ExecutionContext.for_directory(base_dir)
+        callback = pre_tool_callback or context.pre_tool_callback or self.confirm_and_run_callback
+        return dataclasses.replace(
+            context,
+            pre_tool_callback=callback,
+            tier=context.tier or get_current_tier(),
+            on_tool_call=self._record_tool_call(context.on_tool_call or self.tool_log_callback),
+            abort=context.abort or threading.Event(),
+        )
+
+    # =====================================================================================
+    # text-only helpers for later features (tools disabled, history untouched)
+    # =====================================================================================
+    def _one_shot(self, instructions: str, prompt: str) -> str:
+        with self._send_lock:
+            return self._send_locked(
+                "",
+                prompt,
+                base_dir=".",
+                file_items=None,
+                discussion_history="",
+                stream=False,
+                pre_tool_callback=None,
+                qa_callback=None,
+                enable_tools=False,
+                stream_callback=None,
+                patch_callback=None,
+                rag_engine=None,
+                context=None,
+                system_prompt=instructions,
+                keep_history=False,
+            )
+
+    def run_discussion_compression(self, discussion_text: str) -> str:
+        """A summary of ``discussion_text`` that can replace it in later requests."""
+        return self._one_shot(COMPRESSION_PROMPT, discussion_text)
+
+    def run_subagent_summarization(self, file_path: str, content: str, is_code: bool, outline: str) -> str:
+        """A model-written summary of one file (for files too large to send whole)."""
+        kind = "source file" if is_code else "document"
+        parts = [f"File: {file_path} ({kind})"]
+        if outline.strip():
+            parts.append(f"Outline:\n{outline}")
+        parts.append(f"Content:\n```\n{content}\n```")
+        return self._one_shot(SUMMARY_PROMPT, "\n\n".join(parts))
+
+    def run_tier4_patch_generation(self, error: str, file_context: str) -> str:
+        """A unified diff proposed to fix ``error`` given ``file_context`` (text only)."""
+        return self._one_shot(PATCH_PROMPT, f"Error:\n```\n{error}\n```\n\nFiles:\n{file_context}")
+
+    # =====================================================================================
+    # models, sessions, caches
+    # =====================================================================================
+    def list_models(self, provider: str | None = None) -> list[str]:
+        """The models ``provider`` (default: the active one) offers; safe from any thread."""
+        with self._settings_lock:
+            settings = self.settings.copy()
+        name = _provider_name(provider or settings.provider)
+        temporary = provider_class(name)(settings.config_for(name), self._hooks())
+        try:
+            return temporary.list_models()
+        finally:
+            temporary.close()
+
+    def reset_session(self) -> None:
+        """Forget every conversation and provider session; delete server-side caches."""
+        with self._send_lock:
+            for provider in self._providers.values():
+                provider.reset()
+                provider.cleanup()
+            self._conversations.clear()
+            self.last_usage = Usage()
+        self._append_comms("OUT", "notice", {"message": "session reset"})
+
+    def cleanup(self) -> None:
+        """Delete server-side caches and close connections (at shutdown)."""
+        self._abort.set()  # a send waiting to retry gives up
+        with self._send_lock:
+            for provider in self._providers.values():
+                try:
+                    provider.cleanup()
+                finally:
+                    provider.close()
+
+    def cache_info(self) -> dict[str, Any]:
+        """Server-side cache state of each provider that has one (Gemini: name, age, file paths)."""
+        return {name: p.cache_info() for name, p in self._providers.items() if p.cache_info()}
+
+    def get_token_usage(self) -> dict[str, int]:
+        """Tokens of the last send (summed over its rounds): input, output, cache read and write."""
+        return self.last_usage.to_dict()
+
+    def history(self, provider: str | None = None) -> Conversation:
+        """The conversation kept for ``provider`` (default: the active one)."""
+        return self._conversations.setdefault(
+            _provider_name(provider or self.settings.provider), Conversation()
+        )
+
+
+def _provider_name(name: str) -> str:
+    normalized = str(name).strip().lower()
+    if normalized not in PROVIDER_NAMES:
+        raise ConfigurationError(f"unknown provider {name!r}; known: {', '.join(PROVIDER_NAMES)}")
+    return normalized
+
+
+def _number(name: str, value: Any, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise ConfigurationError(f"{name}: expected a number between {low:g} and {high:g}, got {value!r}")
+    return float(value)
+
+
+def _secret(value: Any) -> Secret | None:
+    if isinstance(value, Secret):
+        return value or None
+    return Secret(str(value)) if value else None
+
+
+def _system_text(system_prompt: str, md_content: str) -> str:
+    prompt = system_prompt.strip()
+    if not prompt or prompt in md_content:  # the controller's context may already carry it
+        return BASE_INSTRUCTIONS
+    return f"{BASE_INSTRUCTIONS}\n\n{prompt}"
+
+
+def _short(error: AIError) -> str:
+    if isinstance(error, ProviderError):
+        return f"{error.kind}{f', HTTP {error.status}' if error.status else ''}"
+    return type(error).__name__
+
+
+ai_client = AIClient()

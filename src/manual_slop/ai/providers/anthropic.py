@@ -1,0 +1,223 @@
+"""Anthropic Messages API through the ``anthropic`` SDK (imported at the first call).
+
+History is client-managed (the neutral conversation, rendered per call). Prompt caching
+uses Anthropic's four ``cache_control`` breakpoints:
+
+    1. the last block of the stable system prompt          (instructions)
+    2. the last block of the context chunks                 (files; <= 120,000 chars a chunk)
+    3. the last tool definition                             (tool schemas)
+    4. the last block of the second-to-last user message    (the conversation so far)
+
+Breakpoints already in the rendered history are stripped before number 4 is placed, so
+a request never carries more than four.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from manual_slop.ai.errors import ErrorKind, ProviderError, WireError
+from manual_slop.ai.messages import Message, ModelReply, ModelRequest, Role, ToolChoice, Usage
+from manual_slop.ai.providers.base import Provider, status_kind, transport_errors
+from manual_slop.ai.retry import parse_retry_after
+from manual_slop.tools.registry import ToolCall, ToolStatus
+
+__all__ = ["CHUNK_CHARS", "AnthropicProvider", "place_cache_breakpoints"]
+
+CHUNK_CHARS = 120_000
+EPHEMERAL = {"type": "ephemeral"}
+_ERROR_TYPES = {
+    "rate_limit_error": ErrorKind.RATE_LIMIT,
+    "authentication_error": ErrorKind.AUTH,
+    "permission_error": ErrorKind.AUTH,
+    "billing_error": ErrorKind.BALANCE,
+    "overloaded_error": ErrorKind.UNKNOWN,  # transient: retried through its 529 status
+}
+
+
+class AnthropicProvider(Provider):
+    name = "anthropic"
+    default_base_url = ""  # the SDK's own default
+    prompt_budget = (180_000, 180_000)  # 200K window minus headroom
+
+    def __init__(self, config, hooks=None) -> None:
+        super().__init__(config, hooks)
+        self._client: Any = None
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            import anthropic
+
+            options: dict[str, Any] = {
+                "api_key": self.config.key(),
+                "max_retries": 0,
+                "timeout": self.config.timeout_s,
+            }
+            if self.config.base_url:
+                options["base_url"] = self.config.base_url.rstrip("/")
+            self._client = anthropic.Anthropic(**options)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # -- translation -------------------------------------------------------------------------
+    def render(self, request: ModelRequest) -> dict[str, Any]:
+        system: list[dict[str, Any]] = []
+        if request.system.strip():
+            system.append({"type": "text", "text": request.system})
+        chunks = [request.context[i : i + CHUNK_CHARS] for i in range(0, len(request.context), CHUNK_CHARS)]
+        context_blocks = [{"type": "text", "text": chunk} for chunk in chunks if chunk.strip()]
+        messages: list[dict[str, Any]] = []
+        for message in request.messages:
+            rendered = self._render(message)
+            if messages and messages[-1]["role"] == rendered["role"]:
+                messages[-1]["content"].extend(rendered["content"])  # the API wants alternation
+            else:
+                messages.append(rendered)
+        tools = request.declarations("anthropic") if request.declarations is not None else []
+        place_cache_breakpoints(system, context_blocks, tools, messages)
+        # The anthropic SDK (2.x) takes no sampling parameters (temperature, top_p): none are sent.
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "max_tokens": self.config.max_tokens,
+            "messages": messages,
+        }
+        if system or context_blocks:
+            body["system"] = system + context_blocks
+        if tools:
+            body["tools"] = tools
+            body["tool_choice"] = {"type": "none" if request.tool_choice is ToolChoice.NONE else "auto"}
+        return body
+
+    def _render(self, message: Message) -> dict[str, Any]:
+        if message.role is Role.USER:
+            return {"role": "user", "content": [{"type": "text", "text": message.text or "(empty)"}]}
+        if message.role is Role.TOOL:
+            return {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": o.call_id,
+                        "content": o.content,
+                        **({"is_error": True} if o.status is not ToolStatus.SUCCESS else {}),
+                    }
+                    for o in message.tool_outputs
+                ],
+            }
+        if message.native_provider == self.name and message.native:
+            return {"role": "assistant", "content": copy.deepcopy(message.native)}
+        content: list[dict[str, Any]] = []
+        if message.text:
+            content.append({"type": "text", "text": message.text})
+        content += [
+            {"type": "tool_use", "id": c.id, "name": c.name, "input": c.args} for c in message.tool_calls
+        ]
+        return {"role": "assistant", "content": content or [{"type": "text", "text": "(no text)"}]}
+
+    # -- the call ------------------------------------------------------------------------------
+    def generate(self, request: ModelRequest) -> ModelReply:
+        if not self.config.key():
+            raise self.missing_key()
+        body = self.render(request)
+        try:
+            client = self._sdk()
+            if request.stream.active:
+                with client.messages.stream(**body) as stream:
+                    for text in stream.text_stream:
+                        request.stream.emit(text)
+                    message = stream.get_final_message()
+            else:
+                message = client.messages.create(**body)
+        except Exception as exc:
+            raise self.classify(exc) from exc
+        return self._reply(message)
+
+    def _reply(self, message: Any) -> ModelReply:
+        content = getattr(message, "content", None)
+        if not isinstance(content, list):
+            raise self.classify(
+                WireError(f"the server answered with something that is not a message: {str(message)[:200]!r}")
+            )
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        native: list[dict[str, Any]] = []
+        for block in content:
+            kind = getattr(block, "type", "")
+            if kind == "text":
+                text.append(block.text)
+                native.append({"type": "text", "text": block.text})
+            elif kind == "tool_use":
+                args = block.input if isinstance(block.input, dict) else {}
+                calls.append(ToolCall(block.id, block.name, dict(args)))
+                native.append({"type": "tool_use", "id": block.id, "name": block.name, "input": args})
+            elif kind in ("thinking", "redacted_thinking"):
+                native.append(block.model_dump(exclude_none=True))  # must be sent back unchanged
+        usage = message.usage
+        return ModelReply(
+            text="".join(text),
+            tool_calls=tuple(calls),
+            usage=Usage(
+                input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+                output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+                cache_read_tokens=int(getattr(usage, "cache_read_input_tokens", 0) or 0),
+                cache_write_tokens=int(getattr(usage, "cache_creation_input_tokens", 0) or 0),
+            ),
+            stop_reason=str(getattr(message, "stop_reason", "") or ""),
+            native=native,
+        )
+
+    # -- errors --------------------------------------------------------------------------------
+    def classify(self, exc: BaseException) -> ProviderError:
+        if isinstance(exc, ProviderError):
+            return exc
+        if isinstance(exc, WireError):
+            return self.error(ErrorKind.UNKNOWN, exc, status=exc.status, retryable=False)
+        import anthropic
+
+        if isinstance(exc, (anthropic.APIConnectionError, *transport_errors())):  # timeouts, cut streams
+            return self.error(ErrorKind.NETWORK, exc)
+        if isinstance(exc, anthropic.APIStatusError):
+            status = exc.status_code
+            body = exc.body if isinstance(exc.body, dict) else {}
+            error = body.get("error") if isinstance(body.get("error"), dict) else {}
+            kind = _ERROR_TYPES.get(str(error.get("type")), status_kind(status))
+            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+            return self.error(kind, exc, status=status, retry_after=retry_after)
+        return self.error(ErrorKind.UNKNOWN, exc, retryable=False)
+
+    def list_models(self) -> list[str]:
+        if not self.config.key():
+            raise self.missing_key()
+        try:
+            return sorted(m.id for m in self._sdk().models.list(limit=100))
+        except Exception as exc:
+            raise self.classify(exc) from exc
+
+
+def place_cache_breakpoints(
+    system: list[dict[str, Any]],
+    context: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    messages: list[dict[str, Any]],
+) -> None:
+    """Put the four ``cache_control`` markers in place (in the lists given, which are mutated)."""
+    for block in (*system, *context, *tools):
+        block.pop("cache_control", None)
+    for message in messages:
+        for block in message["content"]:
+            if isinstance(block, dict):
+                block.pop("cache_control", None)
+    if system:
+        system[-1]["cache_control"] = dict(EPHEMERAL)
+    if context:
+        context[-1]["cache_control"] = dict(EPHEMERAL)
+    if tools:
+        tools[-1]["cache_control"] = dict(EPHEMERAL)
+    users = [m for m in messages if m["role"] == "user"]
+    if len(users) >= 2 and users[-2]["content"]:
+        users[-2]["content"][-1]["cache_control"] = dict(EPHEMERAL)

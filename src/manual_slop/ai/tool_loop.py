@@ -1,0 +1,319 @@
+"""The tool loop: one implementation for every provider.
+
+:meth:`ToolLoop.run` reads top to bottom::
+
+    repair the history, add the user's message
+    ask the model (compact + trim history first; retries with backoff)
+    while the answer has tool calls:
+        abort flag set?                -> stop
+        rounds used up / 500 KB spent? -> grace round: calls answered "not executed"
+        else                           -> run the round's calls concurrently
+                                          (ToolRegistry.execute_many: clutch for mutating calls)
+        append the files that changed ([SYSTEM: FILES UPDATED]) to the last output
+        ask the model again (tool_choice=none once the budget is spent)
+    return the answer's text
+
+At most :data:`MAX_TOOL_ROUNDS` rounds execute tools; after that, :data:`GRACE_ROUNDS`
+more model calls are made with tools switched off to get a final answer. A model
+mistake (unknown tool, bad arguments, a malformed XML block) comes back to the model as
+an error output, never as an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from manual_slop.ai.errors import ProviderError
+from manual_slop.ai.messages import (
+    INVALID_CALL_KEY,
+    Message,
+    ModelReply,
+    ModelRequest,
+    StreamSink,
+    ToolChoice,
+    ToolOutput,
+    Usage,
+)
+from manual_slop.ai.providers.base import Provider
+from manual_slop.ai.refresh import FileRefresher
+from manual_slop.ai.retry import RetryPolicy, call_with_retries
+from manual_slop.ai.transcript import Conversation, estimate_tokens
+from manual_slop.events import EventEmitter
+from manual_slop.tools.registry import ExecutionContext, ToolCall, ToolRegistry, ToolStatus
+
+__all__ = [
+    "BUDGET_WARNING",
+    "GRACE_ROUNDS",
+    "MAX_TOOL_OUTPUT_BYTES",
+    "MAX_TOOL_ROUNDS",
+    "LoopSetup",
+    "ToolLoop",
+]
+
+MAX_TOOL_ROUNDS = 10
+GRACE_ROUNDS = 2
+MAX_TOOL_OUTPUT_BYTES = 500_000
+BUDGET_WARNING = (
+    "SYSTEM WARNING: Cumulative tool output exceeded the 500KB budget for this request. "
+    "Do not call more tools; give your final answer now with what you have."
+)
+ROUND_LIMIT_NOTE = (
+    "[SYSTEM: the limit of {rounds} tool rounds for this request is reached. "
+    "Do not call more tools; give your final answer now.]"
+)
+GAVE_UP = "(the model kept calling tools after {rounds} rounds and gave no final answer)"
+NOT_EXECUTED = "NOT EXECUTED: no more tool calls are run for this request; answer with what you have."
+Log = Callable[[str, str, dict[str, Any]], None]
+
+
+@dataclass(slots=True)
+class LoopSetup:
+    """Everything one send needs besides the provider and its conversation."""
+
+    system: str
+    context: str
+    user_message: str
+    registry: ToolRegistry | None  # None: tools disabled for this send
+    exec_context: ExecutionContext | None
+    trunc_limit: int
+    refresher: FileRefresher
+    stream: StreamSink
+    retry: RetryPolicy
+    log: Log
+    events: EventEmitter
+    wait: Callable[[float], bool]
+    qa_callback: Callable[[str], str | None] | None = None
+    patch_callback: Callable[[str, str], str | None] | None = None
+    usage: Usage = field(default_factory=Usage)
+    abort: threading.Event | None = None
+
+
+class ToolLoop:
+    """Runs one send on one provider; the conversation is updated as it goes."""
+
+    def __init__(self, provider: Provider, conversation: Conversation, setup: LoopSetup) -> None:
+        self.provider = provider
+        self.conversation = conversation
+        self.setup = setup
+        self.rounds = 0  # rounds that executed tools
+        self.grace = 0  # model calls made after the budget was spent
+        self.output_bytes = 0
+        self._warned = False
+
+    @property
+    def tools_enabled(self) -> bool:
+        return self.setup.registry is not None and self.setup.exec_context is not None
+
+    def run(self) -> str:
+        notes = self.conversation.repair()
+        if notes:
+            self.setup.log("OUT", "history", {"repaired": notes})
+        self.conversation.add(Message.user(self.setup.user_message))
+        reply = self._ask(ToolChoice.AUTO)
+        while True:
+            if reply.tool_calls and not self.tools_enabled:
+                self.setup.log(
+                    "IN", "notice", {"message": "tool calls ignored: tools are disabled for this request"}
+                )
+                self.conversation.add(Message.assistant(reply.text))  # the calls (and native form) dropped
+                return reply.text
+            self.conversation.add(
+                Message.assistant(reply.text, reply.tool_calls, reply.native, self.provider.name)
+            )
+            if not reply.tool_calls:
+                return reply.text
+            if self.setup.abort is not None and self.setup.abort.is_set():
+                self.setup.log("IN", "notice", {"message": "aborted: the remaining tool calls were not run"})
+                self.conversation.add(Message.tool(_answer_all(reply.tool_calls, "the request was aborted")))
+                return reply.text or "(aborted before the model finished)"
+            if self._spent():
+                self.grace += 1
+                if self.grace > GRACE_ROUNDS:
+                    self.conversation.add(Message.tool(_answer_all(reply.tool_calls, NOT_EXECUTED)))
+                    return reply.text or GAVE_UP.format(rounds=MAX_TOOL_ROUNDS)
+                outputs = _answer_all(reply.tool_calls, NOT_EXECUTED)
+            else:
+                self.rounds += 1
+                outputs = self._execute(reply.tool_calls)
+            if self._spent():
+                outputs = _append(outputs, self._limit_note())
+            self.conversation.add(Message.tool(outputs))
+            reply = self._ask(ToolChoice.NONE if self._spent() else ToolChoice.AUTO)
+
+    def _spent(self) -> bool:
+        return self.rounds >= MAX_TOOL_ROUNDS or self.output_bytes > MAX_TOOL_OUTPUT_BYTES
+
+    def _limit_note(self) -> str:
+        if self.output_bytes > MAX_TOOL_OUTPUT_BYTES:
+            return BUDGET_WARNING
+        return ROUND_LIMIT_NOTE.format(rounds=MAX_TOOL_ROUNDS)
+
+    # -- one model call ----------------------------------------------------------------------
+    def _ask(self, choice: ToolChoice) -> ModelReply:
+        setup = self.setup
+        if self.conversation.compact(setup.trunc_limit):
+            setup.log("OUT", "history", {"compacted": True, "trunc_limit": setup.trunc_limit})
+        declarations = self._declarations() if self.tools_enabled else None
+        fixed = estimate_tokens(len(setup.system) + len(setup.context))
+        if declarations is not None:
+            fixed += estimate_tokens(len(json.dumps(declarations("openai"))))
+        trigger, target = self.provider.budget()
+        dropped = self.conversation.trim(trigger, target, fixed)
+        if dropped:
+            setup.log("OUT", "history", {"trimmed_messages": dropped, "budget_tokens": target})
+        request = ModelRequest(
+            system=setup.system,
+            context=setup.context,
+            messages=list(self.conversation.messages),
+            declarations=declarations,
+            tool_choice=choice,
+            stream=setup.stream,
+            context_files=setup.refresher.paths(),
+        )
+        last = request.messages[-1]
+        setup.log(
+            "OUT",
+            "request",
+            {
+                "round": self.rounds + self.grace,
+                "message": last.text if last.text else [o.name for o in last.tool_outputs],
+                "messages": len(request.messages),
+                "context_chars": len(setup.context),
+                "tools": self.tools_enabled,
+                "tool_choice": str(choice),
+                "stream": setup.stream.active,
+            },
+        )
+        setup.events.emit("request_start", provider=self.provider.name, model=self.provider.config.model)
+        started = time.monotonic()
+
+        def on_retry(error: ProviderError, retry: int, delay: float) -> None:
+            setup.log(
+                "IN",
+                "retry",
+                {
+                    "kind": str(error.kind),
+                    "status": error.status,
+                    "retry": retry,
+                    "delay_s": round(delay, 3),
+                    "error": error.detail,
+                },
+            )
+            setup.stream.restart()
+
+        try:
+            reply = call_with_retries(
+                lambda: self.provider.generate(request), setup.retry, on_retry=on_retry, wait=setup.wait
+            )
+        except ProviderError as error:
+            setup.log("IN", "error", {"kind": str(error.kind), "status": error.status, "error": error.detail})
+            raise
+        latency_ms = round((time.monotonic() - started) * 1000.0, 1)
+        setup.usage.add(reply.usage)
+        setup.log(
+            "IN",
+            "response",
+            {
+                "text": reply.text,
+                "tool_calls": [{"name": c.name, "id": c.id} for c in reply.tool_calls],
+                "stop_reason": reply.stop_reason,
+                "usage": reply.usage.to_dict(),
+                "latency_ms": latency_ms,
+            },
+        )
+        setup.events.emit(
+            "response_received",
+            provider=self.provider.name,
+            model=self.provider.config.model,
+            usage=reply.usage.to_dict(),
+            latency_ms=latency_ms,
+        )
+        return reply
+
+    def _declarations(self) -> Callable[[str], list[dict[str, Any]]]:
+        registry = self.setup.registry
+        assert registry is not None
+        return registry.declarations
+
+    # -- one tool round ------------------------------------------------------------------------
+    def _execute(self, calls: tuple[ToolCall, ...]) -> list[ToolOutput]:
+        setup = self.setup
+        assert setup.registry is not None and setup.exec_context is not None
+        outputs: list[ToolOutput | None] = [None] * len(calls)
+        runnable: list[tuple[int, ToolCall]] = []
+        for index, call in enumerate(calls):
+            setup.log(
+                "OUT",
+                "tool_call",
+                {"name": call.name, "id": call.id, "args": call.args, "round": self.rounds},
+            )
+            if INVALID_CALL_KEY in call.args:
+                outputs[index] = ToolOutput(
+                    call.id, call.name, f"Error: {call.args[INVALID_CALL_KEY]}", ToolStatus.ERROR
+                )
+            else:
+                runnable.append((index, call))
+        results = setup.registry.execute_many([c for _, c in runnable], setup.exec_context)
+        for (index, call), result in zip(runnable, results, strict=True):
+            content = result.content
+            if result.status in (ToolStatus.ERROR, ToolStatus.TIMEOUT):
+                content += self._second_opinions(call, result.error_message or result.content)
+            outputs[index] = ToolOutput(call.id, call.name, content, result.status)
+            setup.events.emit("tool_execution", name=call.name, call_id=call.id, status=str(result.status))
+        done: list[ToolOutput] = []
+        for call, output in zip(calls, outputs, strict=True):
+            assert output is not None
+            self.output_bytes += len(output.content.encode("utf-8", "replace"))
+            setup.log(
+                "IN",
+                "tool_result",
+                {
+                    "name": call.name,
+                    "id": call.id,
+                    "status": str(output.status),
+                    "output": output.content,
+                    "bytes": len(output.content.encode("utf-8", "replace")),
+                },
+            )
+            done.append(output)
+        refresh = setup.refresher.check()
+        if refresh:
+            setup.log("OUT", "context_refresh", {"files_updated": refresh.count("\n### ")})
+            done = _append(done, refresh)
+        return done
+
+    def _second_opinions(self, call: ToolCall, error: str) -> str:
+        """What the QA and patch callbacks (Tier 4) make of a failed call, appended to its output."""
+        extra = ""
+        if self.setup.qa_callback is not None:
+            try:
+                analysis = self.setup.qa_callback(error)
+            except Exception as exc:
+                analysis = f"(the QA analysis failed: {type(exc).__name__}: {exc})"
+            if analysis:
+                extra += f"\n\n[QA ANALYSIS]\n{analysis}"
+        if self.setup.patch_callback is not None:
+            try:
+                patch = self.setup.patch_callback(error, f"{call.name}({json.dumps(call.args)[:2000]})")
+            except Exception as exc:
+                patch = f"(the patch generation failed: {type(exc).__name__}: {exc})"
+            if patch:
+                extra += f"\n\n[SUGGESTED PATCH]\n{patch}"
+        return extra
+
+
+def _answer_all(calls: tuple[ToolCall, ...], text: str) -> list[ToolOutput]:
+    return [ToolOutput(c.id, c.name, text, ToolStatus.REJECTED) for c in calls]
+
+
+def _append(outputs: list[ToolOutput], text: str) -> list[ToolOutput]:
+    """``outputs`` with ``text`` appended to the last one."""
+    if not outputs:
+        return outputs
+    last = outputs[-1]
+    return [*outputs[:-1], ToolOutput(last.call_id, last.name, f"{last.content}\n\n{text}", last.status)]

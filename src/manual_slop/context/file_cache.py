@@ -1,0 +1,142 @@
+"""AST cache: parse results and rendered views keyed by (path, mtime), with small LRUs.
+
+Two layers, both validated by the file's *stamp* ``(st_mtime_ns, st_size)``:
+
+- **trees** — ``ast.Module`` per path (a syntax error is cached too, so a broken file
+  is not re-parsed every send). Trees are large, so only ``max_trees`` are kept
+  (least recently used first out).
+- **views** — the text of a skeleton, outline, summary or provider summary per
+  (path, view). Views are small; they are bounded by their total size in characters.
+
+A stamp that differs from the cached one is a miss and replaces the entry: a file is
+re-parsed only when it changed. The cache is shared by the request thread, preview
+and MD Only jobs and MMA workers, so every method takes one lock (never held while
+parsing or rendering; two threads missing the same key may both compute it, and the
+results are identical).
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["CacheStats", "FileCache", "Stamp"]
+
+Stamp = tuple[int, int]  # (st_mtime_ns, st_size)
+
+DEFAULT_MAX_TREES = 32
+DEFAULT_MAX_VIEW_CHARS = 64_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    """Counters since the cache was created (or cleared)."""
+
+    tree_hits: int
+    tree_misses: int
+    view_hits: int
+    view_misses: int
+    trees: int
+    views: int
+    view_chars: int
+
+
+@dataclass(frozen=True, slots=True)
+class _BrokenSource:
+    msg: str
+    lineno: int | None
+    offset: int | None
+
+    def raise_(self) -> None:
+        raise SyntaxError(self.msg, (None, self.lineno, self.offset, None))
+
+
+class FileCache:
+    """Thread-safe LRU of parsed trees and rendered views, keyed by path and stamp."""
+
+    def __init__(
+        self, max_trees: int = DEFAULT_MAX_TREES, max_view_chars: int = DEFAULT_MAX_VIEW_CHARS
+    ) -> None:
+        if max_trees < 1 or max_view_chars < 1:
+            raise ValueError("cache sizes must be positive")
+        self.max_trees = max_trees
+        self.max_view_chars = max_view_chars
+        self._lock = threading.Lock()
+        self._trees: OrderedDict[str, tuple[Stamp, ast.Module | _BrokenSource]] = OrderedDict()
+        self._views: OrderedDict[tuple[str, str], tuple[Stamp, str]] = OrderedDict()
+        self._view_chars = 0
+        self._counts = [0, 0, 0, 0]  # tree hits, tree misses, view hits, view misses
+
+    # -- trees ----------------------------------------------------------------------
+    def tree(self, path: str, stamp: Stamp, source: str) -> ast.Module:
+        """The parsed tree of ``source`` (the text of ``path`` at ``stamp``); raises SyntaxError."""
+        with self._lock:
+            cached = self._trees.get(path)
+            if cached is not None and cached[0] == stamp:
+                self._trees.move_to_end(path)
+                self._counts[0] += 1
+                result = cached[1]
+            else:
+                self._counts[1] += 1
+                result = None
+        if result is None:
+            try:
+                result = ast.parse(source, filename=path)
+            except SyntaxError as exc:
+                result = _BrokenSource(str(exc.msg), exc.lineno, exc.offset)
+            except ValueError as exc:  # null bytes and the like
+                result = _BrokenSource(str(exc), None, None)
+            with self._lock:
+                self._trees[path] = (stamp, result)
+                self._trees.move_to_end(path)
+                while len(self._trees) > self.max_trees:
+                    self._trees.popitem(last=False)
+        if isinstance(result, _BrokenSource):
+            result.raise_()
+        assert isinstance(result, ast.Module)
+        return result
+
+    # -- views ----------------------------------------------------------------------
+    def view(self, path: str, stamp: Stamp, view: str, build: Callable[[], str]) -> str:
+        """The cached ``view`` of ``path`` at ``stamp``, built with ``build()`` on a miss."""
+        key = (path, view)
+        with self._lock:
+            cached = self._views.get(key)
+            if cached is not None and cached[0] == stamp:
+                self._views.move_to_end(key)
+                self._counts[2] += 1
+                return cached[1]
+            self._counts[3] += 1
+        text = build()
+        with self._lock:
+            old = self._views.pop(key, None)
+            if old is not None:
+                self._view_chars -= len(old[1])
+            if len(text) <= self.max_view_chars:
+                self._views[key] = (stamp, text)
+                self._view_chars += len(text)
+                while self._view_chars > self.max_view_chars:
+                    _, (_, dropped) = self._views.popitem(last=False)
+                    self._view_chars -= len(dropped)
+        return text
+
+    def peek_view(self, path: str, stamp: Stamp, view: str) -> str | None:
+        """The cached view when present and current, without building or counting."""
+        with self._lock:
+            cached = self._views.get((path, view))
+            return cached[1] if cached is not None and cached[0] == stamp else None
+
+    # -- bookkeeping ------------------------------------------------------------------
+    def stats(self) -> CacheStats:
+        with self._lock:
+            return CacheStats(*self._counts, len(self._trees), len(self._views), self._view_chars)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._trees.clear()
+            self._views.clear()
+            self._view_chars = 0
+            self._counts = [0, 0, 0, 0]

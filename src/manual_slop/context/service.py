@@ -1,0 +1,315 @@
+"""ContextService: the controller's side of aggregation, views, presets and undo.
+
+The controller owns one service (``ctrl.context``). Its methods run on the main
+thread except :meth:`ContextService.compile`, which does the file I/O and parsing
+and is called from request threads and background jobs. The main thread only takes
+a :class:`~manual_slop.context.aggregate.ContextRequest` snapshot (a few list
+copies), so a large project never stalls a frame:
+
+    main thread                      request thread / job               main thread (next frame)
+    ───────────                      ────────────────────               ────────────────────────
+    request() snapshot  ──────────▶  compile(): read, parse (AST        context_compiled task:
+                                     cache), render, budget  ────────▶  context_files, tokens,
+                                                                        preview, MD Only path
+
+Every edit of discussions or of the file set is recorded by one
+:class:`~manual_slop.context.undo.EditRecorder`, so undo/redo covers both.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from manual_slop.context import presets as preset_ops
+from manual_slop.context.aggregate import (
+    CompiledContext,
+    ContextRequest,
+    Strategy,
+    compile_context,
+    compile_masks,
+    write_md_only,
+)
+from manual_slop.context.discussion_service import DiscussionService
+from manual_slop.context.discussions import format_history
+from manual_slop.context.errors import ContextError, ViewError
+from manual_slop.context.file_cache import FileCache
+from manual_slop.context.items import ViewSpec, parse_views
+from manual_slop.context.jobs import run_job
+from manual_slop.context.subagent import summarize_file
+from manual_slop.context.undo import EditRecorder
+from manual_slop.context.views import Summarizer
+from manual_slop.schema import Problem
+
+if TYPE_CHECKING:
+    from manual_slop.controller import AppController
+    from manual_slop.state import AppState
+
+__all__ = ["FILE_SET_ATTRS", "ContextService"]
+
+# the state attributes that make up "the context" for undo and presets
+FILE_SET_ATTRS = ("project_files", "files_exclude", "screenshots", "file_views")
+
+
+def _copy_view(view: Mapping[str, Any]) -> dict[str, Any]:
+    """A view table's own copy ({mode, slices, annotation}); much cheaper than deepcopy."""
+    out = dict(view)
+    if isinstance(out.get("slices"), list):
+        out["slices"] = [list(s) if isinstance(s, list | tuple) else s for s in out["slices"]]
+    return out
+
+
+class ContextService:
+    """Aggregation, per-file views, presets, undo/redo and the discussion operations."""
+
+    def __init__(self, ctrl: AppController) -> None:
+        self._ctrl = ctrl
+        self.cache = FileCache()
+        self.recorder = EditRecorder(ctrl.state)
+        self.discussions = DiscussionService(ctrl, self)
+        self._generations = itertools.count(1)
+        self._generation_lock = threading.Lock()
+        self._applied_generation = 0
+
+    @property
+    def state(self) -> AppState:
+        return self._ctrl.state
+
+    # =====================================================================================
+    # loading
+    # =====================================================================================
+    def load(self) -> list[Problem]:
+        """Check what was loaded from the project and history files; returns what was repaired."""
+        history = self._ctrl.paths.history_file.name
+        project = self._ctrl.paths.project_file.name
+        problems = [Problem(history, "discussions", p) for p in self.discussions.normalize()]
+        _, view_problems = parse_views(self.state.file_views)
+        _, mask_problems = compile_masks(self.state.mask_patterns)
+        problems += [Problem(project, "", p) for p in view_problems]
+        problems += [Problem(project, "context.mask_patterns", p) for p in mask_problems]
+        for name in self.state.context_presets:
+            try:
+                preset_ops.get_preset(self.state.context_presets, name)
+            except ContextError as exc:
+                problems.append(Problem(project, "context.presets", str(exc)))
+        return problems
+
+    def project_reloaded(self) -> None:
+        """The project and history were re-read: old undo steps no longer apply."""
+        self.recorder.history.clear()
+        for problem in self.load():
+            self._ctrl.notify("warning", str(problem))
+
+    # =====================================================================================
+    # undo / redo
+    # =====================================================================================
+    @contextmanager
+    def edit(self, label: str, discussions: Iterable[str] = (), attrs: Iterable[str] = ()) -> Iterator[None]:
+        """An undoable edit of the named discussions / state attributes (main thread)."""
+        before = self.recorder.history.recorded
+        with self.recorder.edit(label, discussions, attrs):
+            yield
+        if self.recorder.history.recorded != before:
+            self._ctrl.publish("context_edit", {"label": label, "op": "edit"})
+
+    def undo(self) -> str:
+        label = self.recorder.undo()
+        self._after_restore()
+        self._ctrl.publish("context_edit", {"label": label, "op": "undo"})
+        return label
+
+    def redo(self) -> str:
+        label = self.recorder.redo()
+        self._after_restore()
+        self._ctrl.publish("context_edit", {"label": label, "op": "redo"})
+        return label
+
+    def _after_restore(self) -> None:
+        self.discussions.ensure_active()
+
+    def undo_state(self) -> dict[str, list[str]]:
+        return {"undo": self.recorder.history.undo_labels(), "redo": self.recorder.history.redo_labels()}
+
+    # =====================================================================================
+    # aggregation
+    # =====================================================================================
+    def request(self) -> ContextRequest:
+        """Snapshot of everything aggregation needs (main thread; cheap)."""
+        s = self.state
+        return ContextRequest(
+            base_dir=str(self._ctrl.base_dir()),
+            paths=tuple(s.project_files),
+            exclude=tuple(s.files_exclude),
+            screenshots=tuple(s.screenshots),
+            views={path: _copy_view(view) for path, view in s.file_views.items()},
+            strategy=s.context_strategy,
+            token_budget=s.context_token_budget,
+            full_threshold=s.context_full_threshold,
+            mask_patterns=tuple(s.mask_patterns),
+            system_prompt=s.system_prompt,
+            subagent_summaries=s.subagent_summaries,
+        )
+
+    def compile(
+        self,
+        request: ContextRequest,
+        purpose: str = "send",
+        settings: Mapping[str, Any] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> CompiledContext:
+        """Aggregate now on the calling thread (never the main thread for real projects) and
+        post the outcome for the view; raises ContextError when the file set is unusable."""
+        with self._generation_lock:
+            generation = next(self._generations)
+        task: dict[str, Any] = {"action": "context_compiled", "purpose": purpose, "generation": generation}
+        task.update(extra or {})
+        try:
+            compiled = compile_context(request, self.cache, self._summarizer(settings))
+        except ContextError as exc:
+            self._ctrl.post_gui_task({**task, "error": str(exc)})
+            raise
+        self._ctrl.post_gui_task({**task, **compiled.summary(), "markdown": compiled.markdown})
+        return compiled
+
+    def _summarizer(self, settings: Mapping[str, Any] | None) -> Summarizer | None:
+        backend = self._ctrl.backend
+        if backend is None:
+            return None
+
+        def summarize(path: str, content: str, is_code: bool, outline: str) -> str:
+            try:
+                return summarize_file(backend, path, content, is_code, outline, settings)
+            except ContextError as exc:
+                self._ctrl.post_gui_task(
+                    {"action": "notify", "level": "warning", "message": f"summary of {path}: {exc}"}
+                )
+                raise
+
+        return summarize
+
+    def refresh_preview(self) -> None:
+        """Compile the context off the main thread and show it (``context_preview``)."""
+        self._start_compile("preview")
+
+    def md_only(self) -> None:
+        """Compile and write ``output_dir/<namespace>_<NNN>.md`` off the main thread."""
+        self._start_compile("md_only")
+
+    def _start_compile(self, purpose: str) -> None:
+        request = self.request()
+        settings = self._ctrl.ai_settings()
+        output_dir = self._ctrl.base_dir() / self.state.output_dir
+        namespace = self.state.project_name or self._ctrl.paths.project_file.stem
+        discussion = self.state.active_discussion
+        history = format_history(self.state.discussion_entries())
+
+        def work() -> dict[str, Any]:
+            try:
+                compiled = self.compile(request, purpose, settings)
+            except ContextError:
+                return {}  # compile() already posted the error for the view
+            if purpose != "md_only":
+                return {}
+            text = compiled.markdown
+            if history:
+                text += f"\n## Discussion ({discussion})\n\n{history}\n"
+            path = write_md_only(output_dir, namespace, text)
+            return {"md_path": str(path)}
+
+        self.state.context_status = "compiling..."
+        if not run_job(self._ctrl, "md_only_written" if purpose == "md_only" else None, work):
+            raise ContextError("the app is shutting down")
+
+    def apply_compiled(self, task: Mapping[str, Any]) -> None:
+        """Task ``context_compiled``: show the outcome of a compile (main thread)."""
+        generation = int(task.get("generation", 0))
+        error = task.get("error")
+        if generation < self._applied_generation:
+            return  # a newer compile has already been shown
+        self._applied_generation = generation
+        s = self.state
+        if error:
+            s.context_status = "error"
+            self._ctrl.notify("error", f"context: {error}")
+            return
+        s.context_status = "done"
+        s.context_files = [dict(f) for f in [*task.get("files", []), *task.get("screenshots", [])]]
+        s.context_tokens = int(task.get("tokens", 0))
+        s.context_preview = str(task.get("markdown", ""))
+        for problem in task.get("problems", []):
+            self._ctrl.notify("warning", f"context: {problem}")
+        self._ctrl.publish(
+            "context_compiled",
+            {k: task.get(k) for k in ("purpose", "tokens", "files_tokens", "omitted", "elapsed_ms")},
+        )
+
+    def apply_md_only(self, task: Mapping[str, Any]) -> None:
+        """Task ``md_only_written``: record where MD Only wrote (main thread)."""
+        if task.get("error"):
+            self.state.context_status = "error"
+            self._ctrl.notify("error", f"MD Only: {task['error']}")
+            return
+        path = task.get("md_path")
+        if path:
+            self.state.last_md_path = str(path)
+            self._ctrl.notify("info", f"MD Only: wrote {path}")
+            self._ctrl.publish("md_written", {"path": str(path)})
+
+    # =====================================================================================
+    # context edits (undoable)
+    # =====================================================================================
+    def set_file_list(self, attr: str, value: list[str]) -> None:
+        """Set ``project_files``, ``files_exclude`` or ``screenshots`` as an undoable edit."""
+        if attr not in FILE_SET_ATTRS[:3]:
+            raise ValueError(f"{attr} is not a file list")
+        with self.edit(f"set {attr}", attrs=[attr]):
+            setattr(self.state, attr, list(value))
+
+    def set_view(self, path: str, view: Mapping[str, Any]) -> ViewSpec:
+        """Set one file's view (``full`` with no slices or annotation removes the setting)."""
+        name = path.strip().replace("\\", "/")
+        if not name:
+            raise ViewError("the file path is empty")
+        spec = ViewSpec.from_dict(view)
+        with self.edit(f"view {name}: {spec.mode.value}", attrs=["file_views"]):
+            if spec.is_default:
+                self.state.file_views.pop(name, None)
+            else:
+                self.state.file_views[name] = spec.to_dict()
+        return spec
+
+    def set_strategy(self, strategy: str) -> None:
+        self.state.context_strategy = Strategy(strategy).value
+
+    def set_mask_patterns(self, patterns: list[str]) -> None:
+        _, problems = compile_masks(patterns)
+        if problems:
+            raise ViewError("; ".join(problems))
+        with self.edit("set mask patterns", attrs=["mask_patterns"]):
+            self.state.mask_patterns = list(patterns)
+
+    def save_preset(self, name: str) -> str:
+        s = self.state
+        with self.edit(f"save preset {name}", attrs=["context_presets"]):
+            return preset_ops.save_preset(
+                s.context_presets, name, s.project_files, s.files_exclude, s.file_views
+            )
+
+    def load_preset(self, name: str) -> None:
+        preset = preset_ops.get_preset(self.state.context_presets, name)
+        with self.edit(f"load preset {name}", attrs=(*FILE_SET_ATTRS[:2], "file_views")):
+            self.state.project_files = list(preset.files)
+            self.state.files_exclude = list(preset.exclude)
+            self.state.file_views = copy.deepcopy(preset.views)
+
+    def delete_preset(self, name: str) -> None:
+        with self.edit(f"delete preset {name}", attrs=["context_presets"]):
+            preset_ops.delete_preset(self.state.context_presets, name)
+
+    def output_dir(self) -> Path:
+        return self._ctrl.base_dir() / self.state.output_dir

@@ -1,0 +1,190 @@
+"""The MMA automation surface: fields and actions registered on the controller.
+
+``register(ctrl)`` (listed in ``manual_slop.bindings.FEATURE_REGISTRARS``) builds the
+controller's :class:`~manual_slop.mma.runtime.MMARuntime`, loads the stored tracks,
+and registers the MMA buttons and fields used by the GUI, the Hook API and
+simulations. :func:`default_services` is where the real AI client and Tier 3
+context builder are wired.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+from manual_slop.automation import ActionCall
+from manual_slop.config import PROJECT_SCHEMA
+from manual_slop.mma.client import AIClientAdapter, ContextRequest, MMAServices
+from manual_slop.mma.runtime import DEFAULT_SETTINGS, MMARuntime
+from manual_slop.schema import Field
+
+if TYPE_CHECKING:
+    from manual_slop.controller import AppController
+
+__all__ = ["default_services", "mma_runtime", "register"]
+
+_TICKET_ID = Field(str, "", pattern=r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}", pattern_doc="a ticket id")
+
+
+def default_services(ctrl: AppController) -> MMAServices:
+    """The AI client (the controller's backend) and the Tier 3 context builder MMA uses.
+
+    The builder runs on worker threads: the user's per-file views and mask patterns are
+    read through the main-thread trampoline, then files are aggregated with the context
+    service's AST cache.
+    """
+    from manual_slop.context.aggregate import build_tier3_context
+
+    def views_snapshot() -> tuple[dict[str, Any], list[str]]:
+        state = ctrl.state
+        return copy.deepcopy(state.file_views), list(state.mask_patterns)
+
+    def context_builder(request: ContextRequest) -> str:
+        views, masks = ctrl.call_on_main(views_snapshot, timeout=5.0)
+        return build_tier3_context(
+            request.focus_files,
+            request.base_dir,
+            request.project_files,
+            request.exclude,
+            views=views,
+            mask_patterns=masks,
+            cache=ctrl.context.cache,
+        )
+
+    def settings() -> Any:
+        return ctrl.call_on_main(ctrl.ai_settings, timeout=5.0)
+
+    def tools_context() -> Any:
+        from manual_slop.tools.approval import build_execution_context
+
+        return build_execution_context(ctrl, tier="Tier 3")
+
+    # The controller's backend (the app wires ai_client); none means MMA actions say so.
+    client = AIClientAdapter(ctrl.backend, settings, tools_context) if ctrl.backend is not None else None
+    return MMAServices(client=client, context_builder=context_builder)
+
+
+def mma_runtime(ctrl: AppController) -> MMARuntime:
+    """The controller's MMA runtime (created by :func:`register`)."""
+    runtime = getattr(ctrl, "mma", None)
+    if not isinstance(runtime, MMARuntime):
+        raise LookupError("MMA is not registered on this controller")
+    return runtime
+
+
+def register(ctrl: AppController) -> None:
+    runtime = MMARuntime(ctrl, default_services(ctrl))
+    ctrl.mma = runtime  # type: ignore[attr-defined]
+    ctrl.on_shutdown(runtime.shutdown)
+    ctrl.on_project_opened(runtime.project_opened, runtime.switch_refusal)
+    _register_fields(ctrl, runtime)
+    _register_actions(ctrl, runtime)
+    runtime.load_tracks()
+
+
+def _register_fields(ctrl: AppController, runtime: MMARuntime) -> None:
+    state = ctrl.state
+    reg = ctrl.fields.register
+    reg(
+        "mma_tracks",
+        Field(list, [], "Stored tracks with status and ticket counts (read-only)"),
+        runtime.tracks,
+    )
+    reg(
+        "mma_active_track",
+        Field(dict, {}, "The track shown on the dashboard (read-only)"),
+        lambda: dict(state.active_track or {}),
+    )
+    reg(
+        "mma_tickets",
+        Field(list, [], "Tickets of the active track (read-only)"),
+        lambda: [dict(t) for t in state.mma_tickets],
+    )
+    reg(
+        "mma_active_tier",
+        Field(str, "", "Tier working now ('' = none)"),
+        lambda: state.active_tier or "",
+    )
+    reg("mma_tier_usage", Field(dict, {}, "Tokens per tier (read-only)"), lambda: dict(state.tier_usage))
+    for key in DEFAULT_SETTINGS:
+        spec = PROJECT_SCHEMA[f"mma.{key}"]
+        reg(f"mma_{key}", spec, _getter(state, key), _setter(state, key))
+
+
+def _getter(state: Any, key: str) -> Any:
+    return lambda: state.mma_settings.get(key, DEFAULT_SETTINGS[key])
+
+
+def _setter(state: Any, key: str) -> Any:
+    def set_value(value: Any) -> None:
+        state.mma_settings[key] = value
+
+    return set_value
+
+
+def _register_actions(ctrl: AppController, runtime: MMARuntime) -> None:
+    reg = ctrl.actions.register
+
+    def block(call: ActionCall) -> None:
+        data = _ticket_args(call.user_data, "reason")
+        runtime.block_ticket(data["ticket_id"], data.get("reason", ""))
+
+    def set_model(call: ActionCall) -> None:
+        data = _ticket_args(call.user_data, "model")
+        runtime.set_model_override(data["ticket_id"], data.get("model", ""))
+
+    reg("btn_mma_plan_epic", lambda call: runtime.plan_epic(), "Ask Tier 1 to split the epic into tracks")
+    reg(
+        "btn_mma_accept_tracks",
+        lambda call: runtime.accept_tracks(call.user_data),
+        "Accept proposed tracks (user_data: indices, default all); Tier 2 plans and saves each",
+        user_data=Field(list, [], items=int),
+    )
+    reg(
+        "btn_mma_start_track",
+        lambda call: runtime.start_track(call.user_data or None),
+        "Start a track (user_data: track id, default the first)",
+        user_data=Field(str, ""),
+    )
+    reg("btn_mma_pause", lambda call: runtime.pause(), "Pause the running track (running tickets finish)")
+    reg("btn_mma_resume", lambda call: runtime.resume(), "Resume the paused (or blocked) track")
+    reg(
+        "btn_mma_abort",
+        lambda call: runtime.abort(call.source),
+        "Abort the running track (kills in-flight tickets)",
+    )
+    reg(
+        "btn_mma_abort_ticket",
+        lambda call: runtime.abort_ticket(call.user_data, call.source),
+        "Kill one ticket of the running track (user_data: ticket id)",
+        user_data=_TICKET_ID,
+    )
+    reg(
+        "btn_mma_block_ticket",
+        block,
+        "Block a ticket by hand (user_data: {ticket_id, reason})",
+        user_data=Field(dict, {}, values=str),
+    )
+    reg(
+        "btn_mma_unblock_ticket",
+        lambda call: runtime.unblock_ticket(call.user_data),
+        "Return a blocked or killed ticket to todo (user_data: ticket id)",
+        user_data=_TICKET_ID,
+    )
+    reg(
+        "btn_mma_set_ticket_model",
+        set_model,
+        "Per-ticket model override (user_data: {ticket_id, model}; '' clears it)",
+        user_data=Field(dict, {}, values=str),
+    )
+
+
+def _ticket_args(data: Any, extra: str) -> dict[str, str]:
+    from manual_slop.automation import InvalidValue
+
+    if not isinstance(data, dict) or not data.get("ticket_id"):
+        raise InvalidValue(f"user_data must be {{'ticket_id': str, '{extra}': str}}")
+    unknown = set(data) - {"ticket_id", extra}
+    if unknown:
+        raise InvalidValue(f"unknown user_data keys {sorted(unknown)}; allowed: ticket_id, {extra}")
+    return data

@@ -1,0 +1,263 @@
+"""What the MMA tiers need from the AI side, and how each tier call is made.
+
+The engine does not import the AI client or the context aggregator: it talks to
+a :class:`TierClient` and a :data:`ContextBuilder` handed to it in
+:class:`MMAServices`. Tests hand in fakes; the app hands in the real ``ai_client``
+(through :class:`AIClientAdapter`) and ``build_tier3_context``.
+
+:class:`TierCaller` makes one stateless tier call: on a send thread of its own it
+takes the session lock (the client has one conversation, shared by all tiers),
+resets the session (context amnesia), tags the thread with the tier, sends, and
+adds the call's token usage to :class:`~manual_slop.mma.models.TierUsage`. The
+caller waits for the result while watching its abort event, so an abort returns
+at once even when the provider call itself cannot be interrupted; the orphaned
+send finishes on its daemon thread and its answer is dropped.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from manual_slop.mma.errors import Aborted
+from manual_slop.mma.models import TierUsage
+from manual_slop.threads import DaemonThreadExecutor
+from manual_slop.tools.registry import ApprovalRequest, ApprovalResult
+
+__all__ = [
+    "AIClientAdapter",
+    "ContextBuilder",
+    "ContextRequest",
+    "MMAServices",
+    "StepGate",
+    "StepRequest",
+    "StepVerdict",
+    "TierCaller",
+    "TierClient",
+    "TokenUsage",
+]
+
+POLL_S = 0.02  # how often a waiting caller looks at its abort event
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StepRequest:
+    """A tool call a worker's model wants to make (a "step" the human approves)."""
+
+    tool: str
+    args: dict[str, Any]
+    preview: str = ""  # a diff for edits, the script for shell calls
+
+
+@dataclass(frozen=True, slots=True)
+class StepVerdict:
+    approved: bool
+    args: dict[str, Any]  # possibly edited: these are what runs
+    reason: str = ""
+
+
+StepGate = Callable[[StepRequest], StepVerdict]
+
+
+@runtime_checkable
+class TierClient(Protocol):
+    """The AI client as the tiers use it (one conversation; calls serialized by the caller)."""
+
+    def reset_session(self) -> None: ...
+
+    def set_current_tier(self, tier: str | None) -> None: ...
+
+    def send(
+        self,
+        md_content: str,
+        user_message: str,
+        *,
+        model: str = "",
+        base_dir: str = ".",
+        enable_tools: bool = True,
+        step_gate: StepGate | None = None,
+    ) -> str: ...
+
+    def last_usage(self) -> TokenUsage: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRequest:
+    """What a Tier 3 worker's context is built from (snapshotted on the main thread)."""
+
+    focus_files: tuple[str, ...]
+    base_dir: Path
+    project_files: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+
+ContextBuilder = Callable[[ContextRequest], str]
+
+
+@dataclass(slots=True)
+class MMAServices:
+    """The AI client and context builder the orchestrator uses (None = not wired yet)."""
+
+    client: TierClient | None = None
+    context_builder: ContextBuilder | None = None
+
+
+class TierCaller:
+    """Stateless, abortable, accounted tier calls on one shared client."""
+
+    def __init__(
+        self, client: TierClient, usage: TierUsage, session_lock: threading.Lock | None = None
+    ) -> None:
+        self.client = client
+        self.usage = usage
+        self._session_lock = session_lock or threading.Lock()
+        self._executor = DaemonThreadExecutor("slop-mma-send")
+
+    def call(
+        self,
+        tier: str,
+        md_content: str,
+        message: str,
+        *,
+        model: str = "",
+        base_dir: str = ".",
+        enable_tools: bool = False,
+        step_gate: StepGate | None = None,
+        abort: threading.Event | None = None,
+    ) -> str:
+        """Send once as ``tier`` in a fresh session; Aborted when ``abort`` is set first."""
+        if abort is not None and abort.is_set():
+            raise Aborted(f"{tier} call aborted before it started")
+        future = self._executor.submit(
+            self._send, tier, md_content, message, model, base_dir, enable_tools, step_gate, abort
+        )
+        while True:
+            try:
+                return future.result(timeout=POLL_S)
+            except concurrent.futures.TimeoutError:
+                if abort is not None and abort.is_set():
+                    raise Aborted(f"{tier} call aborted while waiting for the provider") from None
+
+    def _send(
+        self,
+        tier: str,
+        md_content: str,
+        message: str,
+        model: str,
+        base_dir: str,
+        enable_tools: bool,
+        step_gate: StepGate | None,
+        abort: threading.Event | None,
+    ) -> str:
+        with self._session_lock:
+            if abort is not None and abort.is_set():
+                raise Aborted(f"{tier} call aborted while waiting for the session")
+            client = self.client
+            client.reset_session()
+            client.set_current_tier(tier)
+            try:
+                return client.send(
+                    md_content,
+                    message,
+                    model=model,
+                    base_dir=base_dir,
+                    enable_tools=enable_tools,
+                    step_gate=step_gate,
+                )
+            finally:
+                usage = client.last_usage()
+                self.usage.add(tier, usage.input_tokens, usage.output_tokens, model)
+                client.set_current_tier(None)
+
+    def active_sends(self) -> list[threading.Thread]:
+        return self._executor.active()
+
+    def shutdown(self, timeout: float = 0.5) -> list[threading.Thread]:
+        """Refuse new calls; wait up to ``timeout`` s for running sends; returns those still alive."""
+        self._executor.shutdown(wait=True, timeout=timeout)
+        return self._executor.active()
+
+
+class AIClientAdapter:
+    """Makes the app's ``ai_client`` (``manual_slop.ai.client.AIClient``) a :class:`TierClient`.
+
+    The tier tag is passed as ``send(..., tier=...)`` (the client tags its comms and tool
+    entries with it); a tier model is set with ``set_provider(provider, model)`` for the call
+    and the previous model restored after it; the step gate is offered as the client's
+    ``pre_tool_callback`` in the tools contract's shape (``ApprovalRequest`` →
+    ``ApprovalResult``), so every mutating tool call of a worker is a step; usage is
+    ``get_token_usage()``.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        settings: Callable[[], Any] | None = None,
+        context: Callable[[], Any] | None = None,
+    ) -> None:
+        self._client = client
+        self._settings = settings  # the user's provider settings, applied before each call
+        self._context = context  # builds the tools' ExecutionContext (project allowlist)
+        self._local = threading.local()
+
+    def reset_session(self) -> None:
+        self._client.reset_session()
+
+    def set_current_tier(self, tier: str | None) -> None:
+        self._local.tier = tier
+
+    def send(
+        self,
+        md_content: str,
+        user_message: str,
+        *,
+        model: str = "",
+        base_dir: str = ".",
+        enable_tools: bool = True,
+        step_gate: StepGate | None = None,
+    ) -> str:
+        client = self._client
+        if self._settings is not None:
+            client.apply_settings(self._settings())
+        callback = _pre_tool_callback(step_gate) if step_gate is not None else None
+        extra: dict[str, Any] = {}
+        if enable_tools and self._context is not None:
+            extra["context"] = self._context()
+        previous = client.model
+        if model:
+            client.set_provider(client.provider, model)
+        try:
+            return client.send(
+                md_content,
+                user_message,
+                base_dir=base_dir,
+                enable_tools=enable_tools,
+                pre_tool_callback=callback,
+                tier=getattr(self._local, "tier", None),
+                **extra,
+            )
+        finally:
+            if model and previous:
+                client.set_provider(client.provider, previous)
+
+    def last_usage(self) -> TokenUsage:
+        raw = self._client.get_token_usage()
+        return TokenUsage(int(raw.get("input_tokens", 0)), int(raw.get("output_tokens", 0)))
+
+
+def _pre_tool_callback(gate: StepGate) -> Callable[[ApprovalRequest], ApprovalResult]:
+    def callback(request: ApprovalRequest) -> ApprovalResult:
+        verdict = gate(StepRequest(request.call.name, dict(request.call.args), request.preview))
+        return ApprovalResult(verdict.approved, dict(verdict.args), verdict.reason)
+
+    return callback

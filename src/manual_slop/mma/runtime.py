@@ -1,0 +1,417 @@
+"""MMARuntime: the controller's MMA side — planning threads, the active conductor, stored tracks.
+
+Action handlers (main thread) validate, snapshot what the background work needs
+from ``ctrl.state``, and hand off to a thread; threads report back with task dicts
+(``show_track_proposal``, ``mma_state_update``, ``notify``) and events, never by
+writing the state. One track runs at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from manual_slop.automation import FeatureUnavailable, InvalidValue
+from manual_slop.mma.client import MMAServices, TierCaller
+from manual_slop.mma.conductor import ConductorConfig, ConductorEngine
+from manual_slop.mma.dag import ExecutionEngine, TrackDAG
+from manual_slop.mma.errors import Aborted, MMAError
+from manual_slop.mma.models import Priority, TierUsage, Track, TrackStatus
+from manual_slop.mma.persistence import TrackStore
+from manual_slop.mma.planning import new_track_id, plan_epic, plan_track
+from manual_slop.mma.tier4 import policy_check
+from manual_slop.tools.security import PathPolicy
+
+if TYPE_CHECKING:
+    from manual_slop.controller import AppController
+
+__all__ = ["MMARuntime", "MMASettings"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "tier1_model": "",
+    "tier2_model": "",
+    "tier3_models": [],
+    "tier4_model": "",
+    "max_workers": 4,
+    "max_replans": 3,
+    "tier4_patches": True,
+}
+
+
+class MMASettings:
+    """Typed view of ``state.mma_settings`` (the project's ``[mma]`` table)."""
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        merged = {**DEFAULT_SETTINGS, **raw}
+        self.tier1_model: str = merged["tier1_model"]
+        self.tier2_model: str = merged["tier2_model"]
+        self.tier3_models: tuple[str, ...] = tuple(merged["tier3_models"])
+        self.tier4_model: str = merged["tier4_model"]
+        self.max_workers: int = merged["max_workers"]
+        self.max_replans: int = merged["max_replans"]
+        self.tier4_patches: bool = merged["tier4_patches"]
+
+
+class MMARuntime:
+    """Owns the MMA threads of one controller; every public method runs on the main thread."""
+
+    def __init__(self, ctrl: AppController, services: MMAServices) -> None:
+        self.ctrl = ctrl
+        self.services = services
+        self.usage = TierUsage()
+        self._session_lock = threading.Lock()
+        self._caller: TierCaller | None = None
+        self._callers: list[TierCaller] = []
+        self._lock = threading.Lock()  # guards _tracks (planning threads add, the conductor saves)
+        self._tracks: dict[str, Track] = {}
+        self._planning: threading.Thread | None = None
+        self._abort_planning = threading.Event()
+        self.conductor: ConductorEngine | None = None
+
+    # -- services ----------------------------------------------------------------------------
+    def set_services(self, services: MMAServices) -> None:
+        """Swap the AI client / context builder (tests; the app wires the real ones at start)."""
+        self.services = services
+        self._caller = None
+
+    def caller(self) -> TierCaller:
+        client = self.services.client
+        if client is None:
+            raise FeatureUnavailable(
+                "MMA needs an AI client, and none is wired yet (lands with the AI client)"
+            )
+        if self._caller is None or self._caller.client is not client:
+            self._caller = TierCaller(client, self.usage, self._session_lock)
+            self._callers.append(self._caller)
+        return self._caller
+
+    def settings(self) -> MMASettings:
+        return MMASettings(self.ctrl.state.mma_settings)
+
+    def store(self) -> TrackStore:
+        return TrackStore(self.ctrl.base_dir())
+
+    # -- tracks --------------------------------------------------------------------------------
+    def load_tracks(self) -> None:
+        """Read every stored track (start-up, project reload); problems become notifications."""
+        tracks, problems = self.store().load_all()
+        with self._lock:
+            self._tracks = {t.id: t for t in tracks}
+        for problem in problems:
+            self.ctrl.notify("error", f"MMA: {problem}")
+        if tracks and self.ctrl.state.active_track is None:
+            latest = max(tracks, key=lambda t: t.updated_at)
+            self.ctrl.state.active_track = latest.summary()
+            self.ctrl.state.mma_tickets = [t.to_dict() for t in latest.tickets]
+
+    def switch_refusal(self) -> str | None:
+        """Why the project may not be switched now (None = it may)."""
+        if self.running():
+            return "an MMA track is running; pause or abort it first"
+        if self._planning is not None and self._planning.is_alive():
+            return "MMA planning is in progress"
+        return None
+
+    def project_opened(self) -> None:
+        """Another project is open: show its tracks, forget the old project's MMA view."""
+        state = self.ctrl.state
+        state.active_track = None
+        state.mma_tickets = []
+        state.proposed_tracks = []
+        state.mma_status = "idle"
+        self.load_tracks()
+
+    def tracks(self) -> list[dict[str, Any]]:
+        with self._lock:
+            tracks = list(self._tracks.values())
+        running = self.conductor.track.id if self.running() and self.conductor else None
+        out = []
+        for track in sorted(tracks, key=lambda t: (t.created_at, t.id)):
+            if track.id == running and self.conductor is not None:
+                out.append(self.conductor.snapshot()["track"])
+            else:
+                out.append(track.summary())
+        return out
+
+    def running(self) -> bool:
+        return self.conductor is not None and self.conductor.is_alive()
+
+    # -- Tier 1 ----------------------------------------------------------------------------------
+    def plan_epic(self) -> None:
+        state = self.ctrl.state
+        epic = state.mma_epic_input.strip()
+        if not epic:
+            raise InvalidValue("the epic is empty: set mma_epic_input first")
+        self._check_not_planning()
+        caller = self.caller()
+        settings = self.settings()
+        context_md = self.ctrl.compile_context()
+        state.mma_status, state.active_tier = "planning", "Tier 1"
+        self.ctrl.publish("mma_state", {"status": "planning", "active_tier": "Tier 1"})
+
+        def work() -> None:
+            try:
+                tracks = plan_epic(
+                    caller,
+                    epic,
+                    context_md=context_md,
+                    model=settings.tier1_model,
+                    abort=self._abort_planning,
+                )
+            except Aborted:
+                return
+            except Exception as exc:
+                self._post_error(f"Plan Epic failed: {_describe(exc)}")
+                return
+            proposals = [
+                {"title": t.title, "description": t.description, "priority": str(t.priority)} for t in tracks
+            ]
+            self.ctrl.post_gui_task({"action": "show_track_proposal", "tracks": proposals})
+            self._post_idle()
+
+        self._start_planning(work)
+
+    # -- Tier 2 ----------------------------------------------------------------------------------
+    def accept_tracks(self, indices: Sequence[int] | None) -> None:
+        state = self.ctrl.state
+        proposals = list(state.proposed_tracks)
+        if not proposals:
+            raise InvalidValue("there are no proposed tracks to accept")
+        chosen = list(range(len(proposals))) if not indices else list(dict.fromkeys(indices))
+        bad = [i for i in chosen if not 0 <= i < len(proposals)]
+        if bad:
+            raise InvalidValue(
+                f"no proposed track at index {bad}; there are {len(proposals)} (0-{len(proposals) - 1})"
+            )
+        self._check_not_planning()
+        caller = self.caller()
+        settings = self.settings()
+        store = self.store()
+        context_md = self.ctrl.compile_context()
+        accepted = []
+        for index in chosen:
+            proposal = proposals[index]
+            title = str(proposal.get("title", "")).strip() or f"Track {index + 1}"
+            accepted.append(
+                Track(
+                    id=new_track_id(title),
+                    title=title,
+                    description=str(proposal.get("description", "")),
+                    priority=Priority(proposal.get("priority", "medium")),
+                )
+            )
+        state.proposed_tracks = [p for i, p in enumerate(proposals) if i not in chosen]
+        state.mma_status, state.active_tier = "planning", "Tier 2"
+        self.ctrl.publish("mma_state", {"status": "planning", "active_tier": "Tier 2"})
+
+        def work() -> None:
+            planned: list[Track] = []
+            for track in accepted:
+                try:
+                    track.tickets = plan_track(
+                        caller,
+                        track,
+                        context_md=context_md,
+                        model=settings.tier2_model,
+                        abort=self._abort_planning,
+                    )
+                    store.save(track)
+                except Aborted:
+                    return
+                except Exception as exc:
+                    self._post_error(
+                        f"planning track {track.title!r} failed, nothing saved: {_describe(exc)}"
+                    )
+                    continue
+                with self._lock:
+                    self._tracks[track.id] = track
+                planned.append(track)
+            update: dict[str, Any] = {
+                "status": "idle",
+                "active_tier": None,
+                "tier_usage": self.usage.snapshot(),
+            }
+            if planned:
+                update.update(track=planned[0].summary(), tickets=[t.to_dict() for t in planned[0].tickets])
+            self.ctrl.post_gui_task({"action": "mma_state_update", **update})
+
+        self._start_planning(work)
+
+    # -- Tier 3: the conductor ------------------------------------------------------------------
+    def start_track(self, track_id: str | None) -> None:
+        if self.running():
+            assert self.conductor is not None
+            raise InvalidValue(f"track {self.conductor.track.id} is running; pause or abort it first")
+        with self._lock:
+            if not self._tracks:
+                raise InvalidValue("there are no planned tracks; plan an epic and accept tracks first")
+            if track_id:
+                track = self._tracks.get(track_id)
+                if track is None:
+                    raise InvalidValue(f"no track {track_id!r}; tracks: {', '.join(sorted(self._tracks))}")
+            else:
+                track = min(self._tracks.values(), key=lambda t: (t.created_at, t.id))
+        caller = self.caller()
+        settings = self.settings()
+        state = self.ctrl.state
+        config = ConductorConfig(
+            base_dir=self.ctrl.base_dir(),
+            max_workers=settings.max_workers,
+            tier2_model=settings.tier2_model,
+            tier3_models=settings.tier3_models,
+            tier4_model=settings.tier4_model,
+            max_replans=settings.max_replans,
+            tier4_patches=settings.tier4_patches,
+            project_files=tuple(state.project_files),
+            exclude=tuple(state.files_exclude),
+            path_check=policy_check(self._path_policy()),
+        )
+        try:
+            conductor = ConductorEngine(
+                track,
+                self.ctrl.event_queue,
+                True,
+                host=self.ctrl,
+                caller=caller,
+                context_builder=self.services.context_builder,
+                config=config,
+                store=self.store(),
+            )
+        except MMAError as exc:
+            raise InvalidValue(f"track {track.id} cannot start: {exc}") from exc
+        for warning in conductor.engine.warnings:
+            self.ctrl.notify("warning", f"track {track.id}: {warning}")
+        self.conductor = conductor
+        conductor.start()
+
+    def _path_policy(self) -> PathPolicy:
+        """The file tools' allowlist for this project (patches obey the same rules; main thread)."""
+        paths, state = self.ctrl.paths, self.ctrl.state
+        return PathPolicy.for_project(
+            self.ctrl.base_dir(),
+            state.project_files,
+            state.files_exclude,
+            log_dir=paths.log_dir,
+            protected_files=[paths.config_file, paths.credentials_file, paths.history_file],
+            write_protected=[paths.project_file],
+        )
+
+    def pause(self) -> None:
+        self._active("pause").pause()
+
+    def resume(self) -> None:
+        if self.running():
+            assert self.conductor is not None
+            self.conductor.resume()
+            return
+        if self.conductor is None:
+            raise InvalidValue("no track has run yet; start one with btn_mma_start_track")
+        if self.conductor.track.status is TrackStatus.DONE:
+            raise InvalidValue(f"track {self.conductor.track.id} is done")
+        self.start_track(self.conductor.track.id)
+
+    def abort(self, source: str) -> None:
+        self._active("abort").abort(source=source)
+
+    def abort_ticket(self, ticket_id: str, source: str) -> None:
+        try:
+            self._active("abort a ticket of").abort(ticket_id, source=source)
+        except MMAError as exc:
+            raise InvalidValue(str(exc)) from exc
+
+    def block_ticket(self, ticket_id: str, reason: str) -> None:
+        reason = reason or "blocked by the user"
+        self._edit_ticket(
+            ticket_id,
+            lambda c: c.block_ticket(ticket_id, reason),
+            lambda e: e.block(ticket_id, reason, manual=True),
+        )
+
+    def unblock_ticket(self, ticket_id: str) -> None:
+        self._edit_ticket(ticket_id, lambda c: c.unblock_ticket(ticket_id), lambda e: e.unblock(ticket_id))
+
+    def set_model_override(self, ticket_id: str, model: str) -> None:
+        def offline(engine: ExecutionEngine) -> None:
+            engine.dag.by_id[ticket_id].model_override = model
+
+        self._edit_ticket(ticket_id, lambda c: c.set_model_override(ticket_id, model), offline)
+
+    def _edit_ticket(self, ticket_id: str, live: Any, offline: Any) -> None:
+        conductor = self.conductor
+        try:
+            if conductor is not None and self.running() and ticket_id in conductor.engine.dag.by_id:
+                live(conductor)
+                return
+            track = self._track_of(ticket_id)
+            engine = ExecutionEngine(TrackDAG(track.tickets))
+            offline(engine)
+        except (MMAError, KeyError) as exc:
+            raise InvalidValue(str(exc)) from exc
+        track.touch()
+        self.store().save(track)
+        for ticket in track.tickets:
+            if ticket.id == ticket_id:
+                self.ctrl.publish("ticket_status", {"track_id": track.id, "ticket_id": ticket_id,
+                                                    "status": str(ticket.status)})  # fmt: skip
+        active = self.ctrl.state.active_track
+        if active is None or active.get("id") == track.id:
+            self.ctrl.state.active_track = track.summary()
+            self.ctrl.state.mma_tickets = [t.to_dict() for t in track.tickets]
+
+    def _track_of(self, ticket_id: str) -> Track:
+        active = self.ctrl.state.active_track
+        with self._lock:
+            tracks = list(self._tracks.values())
+        if active is not None:
+            tracks.sort(key=lambda t: t.id != active.get("id"))
+        for track in tracks:
+            if any(t.id == ticket_id for t in track.tickets):
+                return track
+        raise InvalidValue(f"no ticket {ticket_id!r} in any track")
+
+    def _active(self, verb: str) -> ConductorEngine:
+        if not self.running() or self.conductor is None:
+            raise InvalidValue(f"no track is running to {verb}")
+        return self.conductor
+
+    # -- threads ---------------------------------------------------------------------------------
+    def _check_not_planning(self) -> None:
+        if self._planning is not None and self._planning.is_alive():
+            raise InvalidValue("a planning call is still running; wait for it to finish")
+
+    def _start_planning(self, work: Any) -> None:
+        self._planning = threading.Thread(target=work, name="slop-mma-plan", daemon=True)
+        self._planning.start()
+
+    def _post_error(self, message: str) -> None:
+        log.warning("%s", message)
+        self.ctrl.post_gui_task({"action": "notify", "level": "error", "message": message})
+        self._post_idle()
+
+    def _post_idle(self) -> None:
+        self.ctrl.post_gui_task(
+            {
+                "action": "mma_state_update",
+                "status": "idle",
+                "active_tier": None,
+                "tier_usage": self.usage.snapshot(),
+            }
+        )
+
+    def shutdown(self, timeout: float = 1.0) -> None:
+        """Stop the conductor (in-flight tickets back to todo, saved) and planning; bounded joins."""
+        self._abort_planning.set()
+        if self.conductor is not None and not self.conductor.stop(timeout):
+            log.warning("MMA workers still running at shutdown: %s", self.conductor.pool.active())
+        if self._planning is not None:
+            self._planning.join(timeout)
+        for caller in self._callers:
+            caller.shutdown(0.2)
+
+
+def _describe(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, MMAError) else f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,275 @@
+"""The Tier 3 worker lifecycle: one ticket, one stateless model session, one thread.
+
+:meth:`TicketWorker.run` reads top to bottom: abort check → build prompt and
+context → spawn approval (``mma_spawn``: approve, edit, reject or abort the track)
+→ attempts. Each attempt sends in a fresh session (context amnesia) tagged
+``Tier 3``; every tool call the model proposes passes the step gate (``mma_step``
+dialog, editable). An answer starting ``BLOCKED:`` blocks the ticket; one starting
+``FAILED:`` or an exception counts as a failed attempt: Tier 4 summarizes it (and
+for ``FAILED:`` proposes a patch behind a ``tool_approval`` dialog), the model is
+escalated, and the ticket is retried up to ``max_retries`` times before it is
+blocked. The abort event is checked before work, in the step gate before each
+tool runs, and after each send returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Protocol
+
+from manual_slop.dialogs import (
+    Decision,
+    MMAApprovalDialog,
+    MMASpawnApprovalDialog,
+    PendingDialog,
+    ToolApprovalDialog,
+)
+from manual_slop.mma.client import ContextBuilder, ContextRequest, StepRequest, StepVerdict, TierCaller
+from manual_slop.mma.errors import Aborted, PatchError
+from manual_slop.mma.models import Ticket
+from manual_slop.mma.prompts import BLOCKED_MARKER, FAILED_MARKER, tier3_worker_prompt
+from manual_slop.mma.tier4 import PathCheck, apply_patch, run_tier4_patch_generation, run_tier4_qa
+
+__all__ = ["TicketWorker", "WorkerHost", "default_tier3_context"]
+
+log = logging.getLogger(__name__)
+
+ROLE = "Tier 3"
+FOCUS_FILE_LIMIT = 200_000  # bytes of one focus file shown in full
+
+
+class WorkerHost(Protocol):
+    """What a worker asks of its conductor (every call is thread-safe)."""
+
+    base_dir: Path
+    path_check: PathCheck | None
+    tier4_model: str
+    tier4_patches: bool
+
+    def ask(self, dialog: PendingDialog, abort: threading.Event) -> Decision | None: ...
+
+    def model_for(self, ticket_id: str) -> str: ...
+
+    def retry_count(self, ticket_id: str) -> int: ...
+
+    def give_up(self, ticket_id: str) -> bool: ...
+
+    def note_retry(self, ticket_id: str) -> None: ...
+
+    def complete(self, ticket_id: str, abort: threading.Event, result: str) -> None: ...
+
+    def block(self, ticket_id: str, abort: threading.Event, reason: str, *, failed: bool) -> None: ...
+
+    def spawn_rejected(self, ticket_id: str, abort: threading.Event, reason: str) -> None: ...
+
+    def abort_track(self, source: str) -> None: ...
+
+    def notify(self, level: str, message: str) -> None: ...
+
+    def in_tier(self, tier: str) -> contextlib.AbstractContextManager[None]: ...
+
+
+def default_tier3_context(request: ContextRequest) -> str:
+    """A stand-in for ``build_tier3_context``: focus files in full, other tracked patterns by name."""
+    parts = ["# Worker context", ""]
+    root = request.base_dir.resolve()
+    for name in request.focus_files:
+        path = (request.base_dir / name).resolve()
+        try:
+            path.relative_to(root)
+        except ValueError:
+            parts.append(f"## {name}\n\n(outside the project folder; not shown)\n")
+            continue
+        try:
+            data = path.read_bytes()[:FOCUS_FILE_LIMIT].decode("utf-8", errors="replace")
+        except OSError as exc:
+            parts.append(f"## {name}\n\n(not readable: {exc.strerror or exc})\n")
+            continue
+        parts.append(f"## {name}\n\n```\n{data}\n```\n")
+    if request.project_files:
+        parts.append("## Other tracked files\n\n" + "\n".join(f"- {p}" for p in request.project_files) + "\n")
+    return "\n".join(parts)
+
+
+class TicketWorker:
+    """Runs one ticket on the calling (pool) thread."""
+
+    def __init__(
+        self,
+        host: WorkerHost,
+        caller: TierCaller,
+        ticket: Ticket,
+        abort: threading.Event,
+        *,
+        context_request: ContextRequest,
+        context_builder: ContextBuilder | None,
+        track_title: str = "",
+        dependency_results: dict[str, str] | None = None,
+    ) -> None:
+        self.host = host
+        self.caller = caller
+        self.ticket = ticket  # a snapshot: the conductor owns the live record
+        self.abort = abort
+        self.context_request = context_request
+        self.context_builder = context_builder or default_tier3_context
+        self.track_title = track_title
+        self.dependency_results = dependency_results or {}
+
+    # -- the lifecycle --------------------------------------------------------------------
+    def run(self) -> None:
+        ticket, host, abort = self.ticket, self.host, self.abort
+        try:
+            if abort.is_set():
+                return
+            prompt, context = self._prompt(), self._context()
+            decision = host.ask(MMASpawnApprovalDialog(ticket.id, ROLE, prompt, context), abort)
+            if decision is None or abort.is_set():
+                return
+            if decision.abort:
+                host.abort_track(decision.decider)
+                return
+            if not decision.approved:
+                host.spawn_rejected(ticket.id, abort, decision.reason or "spawn rejected")
+                return
+            prompt, context = decision.payload["prompt"], decision.payload["context_md"]
+            notes = ""
+            while True:
+                failure, patchable = "", False
+                try:
+                    with host.in_tier(ROLE):
+                        answer = self.caller.call(
+                            ROLE,
+                            context,
+                            prompt + notes,
+                            model=host.model_for(ticket.id),
+                            base_dir=str(host.base_dir),
+                            enable_tools=True,
+                            step_gate=self._step_gate,
+                            abort=abort,
+                        )
+                except Aborted:
+                    return
+                except Exception as exc:  # provider or tool-loop failure: an attempt that failed
+                    failure = _describe(exc)
+                else:
+                    if abort.is_set():
+                        return
+                    text = answer.lstrip()
+                    if text.startswith(BLOCKED_MARKER):
+                        reason = text[len(BLOCKED_MARKER) :].strip() or "the worker reported BLOCKED"
+                        host.block(ticket.id, abort, reason, failed=False)
+                        return
+                    if not text.startswith(FAILED_MARKER):
+                        host.complete(ticket.id, abort, answer)
+                        return
+                    failure, patchable = text[len(FAILED_MARKER) :].strip() or "(no failure output)", True
+                if host.give_up(ticket.id):
+                    host.block(ticket.id, abort, failure, failed=True)
+                    return
+                notes = self._tier4(failure, context, patchable)
+                if abort.is_set():
+                    return
+                host.note_retry(ticket.id)
+        except Aborted:
+            return
+        except Exception as exc:  # a bug of ours: never leave the ticket in_progress
+            log.exception("worker for %s failed", ticket.id)
+            host.block(ticket.id, abort, f"internal error: {_describe(exc)}", failed=False)
+
+    # -- pieces ----------------------------------------------------------------------------
+    def _prompt(self) -> str:
+        notes = []
+        if self.dependency_results:
+            notes.append("\nResults of the tickets this one depends on:")
+            for tid, result in self.dependency_results.items():
+                notes.append(f"- {tid}: {result[:1000]}")
+        return (
+            tier3_worker_prompt(self.ticket, None, notes)
+            if not self.track_title
+            else (f"Track: {self.track_title}\n" + tier3_worker_prompt(self.ticket, None, notes))
+        )
+
+    def _context(self) -> str:
+        try:
+            return self.context_builder(self.context_request)
+        except Exception as exc:
+            log.warning("context for %s failed: %s", self.ticket.id, exc)
+            return f"(the worker context could not be built: {_describe(exc)})"
+
+    def _step_gate(self, step: StepRequest) -> StepVerdict:
+        if self.abort.is_set():
+            return StepVerdict(False, step.args, "the ticket was aborted")
+        shown: dict[str, Any] = {"tool": step.tool, "args": step.args}
+        if step.preview:
+            shown["preview"] = step.preview
+        decision = self.host.ask(MMAApprovalDialog(self.ticket.id, json.dumps(shown, indent=2)), self.abort)
+        if decision is None or self.abort.is_set():
+            return StepVerdict(False, step.args, "the ticket was aborted")
+        if decision.abort:
+            self.host.abort_track(decision.decider)
+            return StepVerdict(False, step.args, "the track was aborted")
+        if not decision.approved:
+            return StepVerdict(False, step.args, decision.reason or "the user rejected this step")
+        try:
+            edited = json.loads(decision.payload["payload"])
+        except json.JSONDecodeError as exc:
+            return StepVerdict(False, step.args, f"the edited step is not valid JSON ({exc.msg}); not run")
+        if not isinstance(edited, dict) or not isinstance(edited.get("args"), dict):
+            return StepVerdict(False, step.args, "the edited step has no 'args' object; not run")
+        if edited.get("tool", step.tool) != step.tool:
+            return StepVerdict(False, step.args, "the edited step names another tool; not run")
+        return StepVerdict(True, edited["args"])
+
+    def _tier4(self, failure: str, context: str, patchable: bool) -> str:
+        host, abort = self.host, self.abort
+        attempt = host.retry_count(self.ticket.id) + 1
+        with host.in_tier("Tier 4"):
+            try:
+                summary = run_tier4_qa(self.caller, failure, context, model=host.tier4_model, abort=abort)
+            except Aborted:
+                raise
+            except Exception as exc:
+                log.warning("Tier 4 QA failed: %s", exc)
+                summary = failure[:2000]
+            notes = f"\n\nAttempt {attempt} failed. QA summary of the failure:\n{summary}\n"
+            if not (patchable and host.tier4_patches):
+                return notes
+            try:
+                diff = run_tier4_patch_generation(
+                    self.caller, failure, context, model=host.tier4_model, abort=abort
+                )
+            except Aborted:
+                raise
+            except Exception as exc:
+                log.warning("Tier 4 patch generation failed: %s", exc)
+                return notes
+        if not diff.strip():
+            return notes
+        decision = host.ask(ToolApprovalDialog("apply_patch", {"patch": diff}, diff), abort)
+        if decision is None or abort.is_set():
+            raise Aborted("aborted during the patch review")
+        if decision.abort:
+            host.abort_track(decision.decider)
+            raise Aborted("the track was aborted during the patch review")
+        if not decision.approved:
+            return notes + "A Tier 4 patch was proposed and rejected by the user; fix the failure yourself.\n"
+        patch = decision.payload["args"].get("patch", diff)
+        try:
+            paths = apply_patch(str(patch), host.base_dir, host.path_check)
+        except PatchError as exc:
+            host.notify("warning", f"ticket {self.ticket.id}: the Tier 4 patch did not apply: {exc}")
+            return notes + f"A Tier 4 patch could not be applied ({exc}); fix the failure yourself.\n"
+        shown = ", ".join(str(p.relative_to(host.base_dir)) for p in paths)
+        return notes + f"A Tier 4 patch was applied to: {shown}. Verify it and finish the ticket.\n"
+
+
+def _describe(exc: BaseException) -> str:
+    ui_message = getattr(exc, "ui_message", None)
+    if callable(ui_message):
+        with contextlib.suppress(Exception):
+            return str(ui_message())
+    return f"{type(exc).__name__}: {exc}"

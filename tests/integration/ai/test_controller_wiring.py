@@ -1,0 +1,168 @@
+"""The AI client as the controller's backend: Gen + Send end to end, streaming into the
+response view, comms and tool entries in the views, approvals through the Execution
+Clutch, the model list, and the keyless local default."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from manual_slop.ai import AIClient, RetryPolicy
+from tests.fakes import Call, Fail, FakeLlamaServer, OpenAIFake, Reply
+from tests.helpers import pump_until
+
+
+@pytest.fixture
+def fake() -> Iterator[OpenAIFake]:
+    with OpenAIFake() as server:
+        yield server
+
+
+def deepseek_controller(make_controller, app_dir: Path, fake: OpenAIFake, **kwargs):
+    (app_dir / "hello.txt").write_text("hi from the file\n")
+    client = AIClient(retry=RetryPolicy(base_delay_s=0.01))
+    ctrl = make_controller(backend=client, environ={"DEEPSEEK_API_KEY": "sk-deepseek-secret"}, **kwargs)
+    ctrl.fields.set("current_provider", "deepseek")
+    ctrl.fields.set("provider_base_url", fake.base_url)
+    ctrl.fields.set("project_files", ["hello.txt", "out.txt"])
+    return ctrl, client
+
+
+def send(ctrl, text: str) -> str:
+    ctrl.fields.set("ai_input", text)
+    ctrl.actions.invoke("btn_gen_send")
+    return ctrl.state.active_request_id
+
+
+def test_gen_send_streams_logs_and_runs_tools(make_controller, app_dir: Path, fake: OpenAIFake) -> None:
+    ctrl, _client = deepseek_controller(make_controller, app_dir, fake)
+    answer = "The file says hi, twice over."
+    fake.push(
+        Reply("", [Call("read_file", {"path": "hello.txt"})]),
+        Reply(answer, chunks=["The file ", "says hi, ", "twice over."], chunk_delay=0.02),
+    )
+    request_id = send(ctrl, "what does hello.txt say?")
+    pump_until(ctrl, lambda: ctrl.state.ai_status in ("done", "error"), timeout=20)
+    assert ctrl.state.ai_status == "done", ctrl.state.ai_response
+    assert ctrl.state.ai_response == answer
+    assert ctrl.request_status(request_id)["response"] == answer
+    assert "hi from the file" in str(fake.model_calls()[1].body)
+    events = ctrl.journal.read(0, limit=10_000)[0]
+    chunks = [e.payload for e in events if e.type == "ai_stream_chunk"]
+    assert [c["seq"] for c in chunks] == list(range(len(chunks))) and "".join(
+        c["text"] for c in chunks
+    ) == answer
+    comms = ctrl.state.comms_log
+    assert [e["kind"] for e in comms][:4] == ["request", "response", "tool_call", "tool_result"]
+    assert [e["seq"] for e in comms] == sorted(e["seq"] for e in comms)
+    assert {e["provider"] for e in comms} == {"deepseek"}
+    tool = ctrl.state.tool_calls[0]
+    assert (tool["tool"], tool["status"], tool["provider"]) == ("read_file", "success", "deepseek")
+    logged = (ctrl.session_log.root / "comms.log").read_text()
+    assert "tool_result" in logged and "sk-deepseek-secret" not in logged
+    assert fake.model_calls()[0].header("authorization") == "Bearer sk-deepseek-secret"
+
+
+def test_a_mutating_call_waits_for_the_clutch(make_controller, app_dir: Path, fake: OpenAIFake) -> None:
+    ctrl, _client = deepseek_controller(make_controller, app_dir, fake)
+    fake.push(
+        Reply("", [Call("write_file", {"path": "out.txt", "content": "written\n"})]), Reply("Wrote it.")
+    )
+    send(ctrl, "write out.txt")
+    pump_until(ctrl, lambda: bool(ctrl.state.pending_dialogs), timeout=20)
+    dialog = ctrl.state.pending_dialogs[0]
+    assert dialog["kind"] == "tool_approval" and not (app_dir / "out.txt").exists()
+    ctrl.actions.invoke("btn_approve")
+    pump_until(ctrl, lambda: ctrl.state.ai_status == "done", timeout=20)
+    assert (app_dir / "out.txt").read_text() == "written\n" and ctrl.state.ai_response == "Wrote it."
+    audit = (ctrl.session_log.root / "audit.log").read_text()
+    assert "write_file" in audit and '"approved": true' in audit
+
+
+def test_a_rejected_call_is_reported_and_nothing_is_written(
+    make_controller, app_dir: Path, fake: OpenAIFake
+) -> None:
+    ctrl, _client = deepseek_controller(make_controller, app_dir, fake)
+    fake.push(Reply("", [Call("write_file", {"path": "out.txt", "content": "no\n"})]), Reply("Fine."))
+    send(ctrl, "write out.txt")
+    pump_until(ctrl, lambda: bool(ctrl.state.pending_dialogs), timeout=20)
+    ctrl.actions.invoke("btn_reject")
+    pump_until(ctrl, lambda: ctrl.state.ai_status == "done", timeout=20)
+    assert not (app_dir / "out.txt").exists()
+    assert "REJECTED by user" in str(fake.model_calls()[1].body)
+
+
+def test_fetch_models_fills_the_read_only_field(make_controller, app_dir: Path, fake: OpenAIFake) -> None:
+    ctrl, _client = deepseek_controller(make_controller, app_dir, fake)
+    fake.models = ["deepseek-chat", "deepseek-coder"]
+    assert ctrl.fields.get("available_models") == []
+    ctrl.actions.invoke("btn_fetch_models")
+    pump_until(
+        ctrl, lambda: ctrl.fields.get("available_models") == ["deepseek-chat", "deepseek-coder"], timeout=20
+    )
+    assert ctrl.fields.spec("available_models").read_only
+    assert any(e.type == "models" for e in ctrl.journal.read(0, limit=10_000)[0])
+
+
+def test_a_failed_model_list_is_a_notification(make_controller, app_dir: Path, fake: OpenAIFake) -> None:
+    ctrl, _client = deepseek_controller(make_controller, app_dir, fake)
+    ctrl.fields.set("provider_base_url", "http://127.0.0.1:9")  # nothing listens there
+    ctrl.actions.invoke("btn_fetch_models")
+    pump_until(ctrl, lambda: any("model list" in n.message for n in ctrl.state.notifications), timeout=20)
+    assert "NETWORK" in ctrl.state.notifications[-1].message
+
+
+def test_without_keys_the_local_model_answers_and_the_user_is_told(make_controller) -> None:
+    llama = FakeLlamaServer(["Offline, but here."])
+    ctrl = make_controller(backend=AIClient(local_engine_factory=lambda **kw: llama))
+    ctrl.fields.set("current_provider", "anthropic")
+    send(ctrl, "hello?")
+    pump_until(ctrl, lambda: ctrl.state.ai_status == "done", timeout=20)
+    assert ctrl.state.ai_response == "Offline, but here."
+    assert any("local offline model" in n.message for n in ctrl.state.notifications)
+
+
+def test_the_configured_fallback_chain_is_used(make_controller, app_dir: Path, fake: OpenAIFake) -> None:
+    (app_dir / "config.toml").write_text('[ai]\nfallback = ["local"]\n')
+    llama = FakeLlamaServer(["The local fallback."])
+    client = AIClient(local_engine_factory=lambda **kw: llama)
+    ctrl = make_controller(backend=client, environ={"DEEPSEEK_API_KEY": "k"})
+    ctrl.fields.set("current_provider", "deepseek")
+    ctrl.fields.set("provider_base_url", fake.base_url)
+    fake.push(Fail(401))
+    send(ctrl, "hello?")
+    pump_until(ctrl, lambda: ctrl.state.ai_status == "done", timeout=20)
+    assert ctrl.state.ai_response == "The local fallback."
+    assert any(e["kind"] == "fallback" for e in ctrl.state.comms_log)
+    assert any("falling back to local" in n.message for n in ctrl.state.notifications)
+
+
+def test_a_provider_error_reaches_the_response_view_readably(
+    make_controller, app_dir: Path, fake: OpenAIFake
+) -> None:
+    ctrl, _client = deepseek_controller(make_controller, app_dir, fake)
+    fake.push(Fail(402))
+    send(ctrl, "hello?")
+    pump_until(ctrl, lambda: ctrl.state.ai_status == "error", timeout=20)
+    assert ctrl.state.ai_response.startswith("[DEEPSEEK BALANCE / BILLING ERROR (HTTP 402)]")
+
+
+def test_compress_discussion_goes_through_the_clients_text_only_helper(
+    make_controller, app_dir: Path, fake: OpenAIFake
+) -> None:
+    from manual_slop.ai.client import COMPRESSION_PROMPT
+
+    ctrl, _client = deepseek_controller(make_controller, app_dir, fake)
+    for text in ("Use TOML for settings?", "Yes: tomllib to read, tomli-w to write."):
+        ctrl.actions.invoke("btn_add_entry", {"content": text})
+    fake.push(Reply("Decided: TOML (tomllib / tomli-w)."))
+    ctrl.actions.invoke("btn_compress_discussion")
+    pump_until(ctrl, lambda: ctrl.state.discussion_status == "idle", timeout=20)
+    entries = ctrl.fields.get("discussion_entries")
+    assert len(entries) == 1 and "Decided: TOML" in entries[0]["content"]
+    body = fake.model_calls()[0].body
+    sent = str(body)
+    assert COMPRESSION_PROMPT[:40] in sent and "tomli-w to write" in sent
+    assert "tools" not in body  # text only

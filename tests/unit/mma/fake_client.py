@@ -1,0 +1,117 @@
+"""A scripted stand-in for the AI client that implements the MMA TierClient protocol.
+
+It records every send (tier, model, thread, start and end times) so tests can
+assert what the engine did; ``respond`` decides each answer, and ``hold`` can keep
+sends blocked (a provider call that hangs).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from manual_slop.mma.client import StepGate, StepRequest, TokenUsage
+
+Responder = Callable[["Call"], str]
+
+
+@dataclass(slots=True)
+class Call:
+    tier: str | None
+    model: str
+    md: str
+    message: str
+    thread: str
+    started: float
+    ended: float = 0.0
+    step_gate: StepGate | None = None
+    answer: str = ""
+
+    @property
+    def ticket_id(self) -> str | None:
+        match = re.search(r"^Ticket (\S+):", self.message, re.MULTILINE)
+        return match.group(1) if match else None
+
+    def step(self, tool: str, args: dict[str, Any]) -> Any:
+        assert self.step_gate is not None, "tools are off for this call"
+        return self.step_gate(StepRequest(tool, args))
+
+
+def default_responder(call: Call) -> str:
+    if call.tier == "Tier 1":
+        return (
+            'Sure.\n```json\n{"tracks": [{"title": "Core", "description": "do it", "priority": "high"}]}\n```'
+        )
+    if call.tier == "Tier 2":
+        tickets = [
+            {"id": "a", "description": "first", "depends_on": []},
+            {"id": "b", "description": "second", "depends_on": ["a"]},
+        ]
+        return json.dumps({"tickets": tickets})
+    if call.tier == "Tier 4":
+        return "QA: the test expects 2"
+    return f"done {call.ticket_id}"
+
+
+@dataclass
+class FakeTierClient:
+    respond: Responder = default_responder
+    hold: threading.Event | None = None  # when given, sends wait for it (up to hold_timeout)
+    hold_timeout: float = 10.0
+    delay: float = 0.0
+    calls: list[Call] = field(default_factory=list)
+    resets: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _local: threading.local = field(default_factory=threading.local)
+
+    def reset_session(self) -> None:
+        with self._lock:
+            self.resets += 1
+
+    def set_current_tier(self, tier: str | None) -> None:
+        self._local.tier = tier
+
+    def send(
+        self,
+        md_content: str,
+        user_message: str,
+        *,
+        model: str = "",
+        base_dir: str = ".",
+        enable_tools: bool = True,
+        step_gate: StepGate | None = None,
+    ) -> str:
+        call = Call(
+            getattr(self._local, "tier", None),
+            model,
+            md_content,
+            user_message,
+            threading.current_thread().name,
+            time.monotonic(),
+            step_gate=step_gate if enable_tools else None,
+        )
+        with self._lock:
+            self.calls.append(call)
+        self._local.usage = TokenUsage(len(md_content + user_message) // 4, 0)
+        try:
+            if self.hold is not None:
+                self.hold.wait(self.hold_timeout)
+            if self.delay:
+                time.sleep(self.delay)
+            call.answer = self.respond(call)
+            self._local.usage = TokenUsage(len(md_content + user_message) // 4, max(1, len(call.answer) // 4))
+            return call.answer
+        finally:
+            call.ended = time.monotonic()
+
+    def last_usage(self) -> TokenUsage:
+        return getattr(self._local, "usage", TokenUsage())
+
+    def tier_calls(self, tier: str) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.tier == tier]

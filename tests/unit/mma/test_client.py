@@ -1,0 +1,79 @@
+"""TierCaller and AIClientAdapter: fresh sessions, tier tags, usage, abort, the tools contract."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from manual_slop.mma.client import AIClientAdapter, StepVerdict, TierCaller
+from manual_slop.mma.errors import Aborted
+from manual_slop.mma.models import TierUsage
+from manual_slop.tools.registry import ApprovalRequest, ApprovalResult, ToolCall
+from tests.unit.mma.fake_client import FakeTierClient
+
+
+def test_a_call_is_fresh_tagged_and_accounted() -> None:
+    client = FakeTierClient(respond=lambda call: f"{call.tier}:{call.model}")
+    caller = TierCaller(client, TierUsage())
+    assert caller.call("Tier 2", "md", "msg", model="m") == "Tier 2:m"
+    assert client.resets == 1 and caller.usage.snapshot()["Tier 2"]["model"] == "m"
+    caller.shutdown()
+
+
+def test_abort_returns_at_once_while_the_provider_hangs() -> None:
+    hold = threading.Event()
+    caller = TierCaller(FakeTierClient(hold=hold), TierUsage())
+    abort = threading.Event()
+    threading.Timer(0.1, abort.set).start()
+    started = time.monotonic()
+    with pytest.raises(Aborted, match="waiting for the provider"):
+        caller.call("Tier 3", "", "m", abort=abort)
+    assert time.monotonic() - started < 1.0
+    hold.set()
+    assert caller.shutdown(2.0) == []
+
+
+class ContractClient:
+    """Shaped like manual_slop.ai.client.AIClient as the adapter uses it."""
+
+    def __init__(self) -> None:
+        self.provider = "anthropic"
+        self.model = "user-model"
+        self.seen: list[Any] = []
+
+    def set_provider(self, name: str, model: str | None = None) -> None:
+        assert name == "anthropic"
+        self.model = model or self.model
+
+    def reset_session(self) -> None:
+        self.seen.append("reset")
+
+    def get_token_usage(self) -> dict[str, int]:
+        return {"input_tokens": 7, "output_tokens": 3, "cache_read_tokens": 0, "cache_write_tokens": 0}
+
+    def send(self, md_content, user_message, *, base_dir, enable_tools, pre_tool_callback, tier):
+        request = ApprovalRequest(ToolCall("1", "write_file", {"path": "a"}), "diff")
+        self.seen.append(pre_tool_callback(request))
+        return f"{tier}/{self.model}/{enable_tools}"
+
+
+def test_the_adapter_speaks_the_ai_client_and_tools_contracts() -> None:
+    inner = ContractClient()
+    requests = []
+
+    def gate(request):
+        requests.append(request)
+        return StepVerdict(True, {"path": "b"}, "")
+
+    caller = TierCaller(AIClientAdapter(inner), TierUsage())
+    assert (
+        caller.call("Tier 3", "", "go", model="big", enable_tools=True, step_gate=gate) == "Tier 3/big/True"
+    )
+    assert requests[0].tool == "write_file" and requests[0].preview == "diff"
+    assert inner.seen == ["reset", ApprovalResult(True, {"path": "b"}, "")]
+    assert caller.usage.snapshot()["Tier 3"] == {"input": 7, "output": 3, "model": "big"}
+    assert inner.model == "user-model"  # the user's model is restored after a tier call
+    caller.shutdown()

@@ -384,7 +384,10 @@ def test_open_and_new_project_switch_the_state_and_remember_it(make_controller, 
     ctrl.actions.invoke("btn_new_project", str(other))
     assert ctrl.paths.project_file == other.resolve()
     assert ctrl.state.project_name == "other" and ctrl.state.system_prompt == ""
-    assert tomllib.loads((app_dir / "manual_slop.toml").read_text())["project"]["system_prompt"] == "first project"
+    assert (
+        tomllib.loads((app_dir / "manual_slop.toml").read_text())["project"]["system_prompt"]
+        == "first project"
+    )
     ctrl.actions.invoke("btn_open_project", str(app_dir / "manual_slop.toml"))
     assert ctrl.state.system_prompt == "first project"
     assert ctrl.fields.get("recent_projects")[:2] == ["manual_slop.toml", "other.toml"]

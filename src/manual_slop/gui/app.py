@@ -134,6 +134,7 @@ class App:
             record_history(self.ui)
             render_modals(self.ui)
             render_palette(self.ui, self.commands())
+            self._shortcuts()
             self._render_toasts()
             self._sync_visibility()
         except Exception as exc:
@@ -154,6 +155,16 @@ class App:
             return hello_imgui.get_runner_params().docking_params.dockable_window_of_name(title)
         except Exception:
             return None
+
+    def _shortcuts(self) -> None:
+        """Ctrl+Z / Ctrl+Y undo and redo discussion and context edits (not while typing:
+        a text field has its own undo)."""
+        if imgui.get_io().want_text_input:
+            return
+        if imgui.is_key_chord_pressed(imgui.Key.mod_ctrl | imgui.Key.z):
+            self.ui.act.click("btn_undo")
+        elif imgui.is_key_chord_pressed(imgui.Key.mod_ctrl | imgui.Key.y):
+            self.ui.act.click("btn_redo")
 
     def _sync_visibility(self) -> None:
         shown = self.ctrl.state.show_windows

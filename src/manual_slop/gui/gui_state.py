@@ -12,6 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from manual_slop.gui.text_view import LongText
+
 __all__ = ["GuiState", "LogFilter", "Toast"]
 
 TOAST_SECONDS = 6.0
@@ -54,6 +56,8 @@ class GuiState:
     modal_buffers: dict[str, dict[str, Any]] = field(default_factory=dict)
     open_modal_id: str | None = None
     discussion_edit: dict[int, bool] = field(default_factory=dict)  # entry index -> editing
+    entry_buffers: dict[int, str] = field(default_factory=dict)  # entry index -> text being edited
+    takes_shown: str = ""  # the take the tab bar showed last frame
     new_entry_role: str = "User"
     new_entry_text: str = ""
     new_discussion_name: str = ""
@@ -70,6 +74,11 @@ class GuiState:
     dag_placed: set[str] = field(default_factory=set)  # tickets positioned once
     dag_fit: bool = True  # zoom to fit at the next frame
     base_dir_cache: tuple[Any, str] = ((), "")  # (project file, base dir) -> resolved path
+    context_text: LongText = field(default_factory=LongText)  # lines of the context preview
+    tier_texts: dict[str, LongText] = field(default_factory=dict)
+    tier_index: dict[str, list[int]] = field(default_factory=dict)  # tier -> comms indices
+    tier_seen: tuple[Any, int] = (None, 0)  # (first seq, entries indexed) of the comms log
+    usage: Any = None  # manual_slop.gui.panels.usage.UsageSeries, built lazily
     last_response: str = ""  # the response the Response tab was last brought forward for
     fps_history: list[float] = field(default_factory=list)
     frame_ms_history: list[float] = field(default_factory=list)

@@ -37,7 +37,7 @@ def _split(initial: str, new: str, direction: imgui.Dir, ratio: float) -> hello_
 def docking_splits() -> list[hello_imgui.DockingSplit]:
     return [
         _split("MainDockSpace", "BottomSpace", imgui.Dir.down, 0.25),
-        _split("MainDockSpace", "LeftSpace", imgui.Dir.left, 0.20),
+        _split("MainDockSpace", "LeftSpace", imgui.Dir.left, 0.25),
         _split("MainDockSpace", "RightSpace", imgui.Dir.right, 0.27),
         _split("MainDockSpace", "MessageSpace", imgui.Dir.down, 0.25),
     ]

@@ -94,10 +94,10 @@ def test_every_panel_and_modal(make_controller, run_gui, app_dir: Path, artifact
     shots: dict[str, Path] = {}
     workers: list[threading.Thread] = []
 
-    def shot(name: str, ctx) -> None:
+    def shot(name: str, ctx, window: str | None = None) -> None:
         ctx.yield_(4)
         path = artifacts / f"{name}.png"
-        testing.capture(ctx, str(path))
+        testing.capture(ctx, str(path), window=window)
         shots[name] = path
 
     def test(ctx, app) -> None:
@@ -108,9 +108,11 @@ def test_every_panel_and_modal(make_controller, run_gui, app_dir: Path, artifact
         frames_until(ctx, lambda: ctrl.state.ai_status == "done", max_frames=2000)
         ctrl.post_gui_task({"action": "click", "item": "btn_refresh_context"})  # main thread, see below
         frames_until(ctx, lambda: ctrl.fields.get("context_status") == "done")
+        app.focus("Response")
+        shot("window", ctx)
         for title in PANELS:
             app.focus(title)
-            shot("panel_" + title.lower().replace(" & ", "_").replace(" ", "_"), ctx)
+            shot("panel_" + title.lower().replace(" & ", "_").replace(" ", "_"), ctx, window=title)
         app.focus("Response")
         for name, dialog in (
             (
@@ -152,7 +154,7 @@ def test_every_panel_and_modal(make_controller, run_gui, app_dir: Path, artifact
     run_gui(ctrl, test)
     for worker in workers:
         worker.join(10)
-    assert len(shots) == len(PANELS) + 5
+    assert len(shots) == len(PANELS) + 6
     for name, path in shots.items():
         assert _distinct_colours(path) > 12, f"{name} looks empty"
     assert ctrl.state.ai_response == ANSWER

@@ -104,7 +104,7 @@ def render_log_view(
             flags = (
                 imgui.TableColumnFlags_.width_fixed if column.width else imgui.TableColumnFlags_.width_stretch
             )
-            imgui.table_setup_column(column.header, flags, column.width)
+            imgui.table_setup_column(column.header, flags, column.width or -1.0)
         imgui.table_headers_row()
 
         def draw_row(row: int) -> None:

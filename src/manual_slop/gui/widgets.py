@@ -81,10 +81,11 @@ def fuzzy_score(query: str, candidate: str) -> float | None:
     """Subsequence match score (higher is better), None when ``query`` does not match.
 
     Consecutive matches and matches at word starts score more; shorter candidates win ties.
+    Spaces in the query are ignored, so "mma pa" finds ``btn_mma_pause``.
     """
-    if not query:
+    q = query.lower().replace(" ", "")  # spaces separate words; they need not be matched
+    if not q:
         return 0.0
-    q = query.lower()
     c = candidate.lower()
     score = 0.0
     pos = -1

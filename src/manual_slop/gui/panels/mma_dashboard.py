@@ -146,22 +146,22 @@ def _tickets(ui: Ui) -> None:
         | imgui.TableFlags_.borders_inner_v
         | imgui.TableFlags_.scroll_y
         | imgui.TableFlags_.resizable
-        | imgui.TableFlags_.sizing_stretch_prop
+        | imgui.TableFlags_.sizing_fixed_fit
     )
     height = min(imgui.get_content_region_avail().y * 0.6, 30 + 26 * len(tickets))
     if not imgui.begin_table("##tickets", 6, flags, ImVec2(0, max(120.0, height))):
         return
     imgui.table_setup_scroll_freeze(0, 1)
     for header, width in (
-        ("id", 80),
-        ("status", 90),
+        ("id", 48),
+        ("status", 84),
         ("description", 0),
-        ("deps", 90),
-        ("model", 150),
-        ("", 190),
+        ("deps", 60),
+        ("model", 100),
+        ("", 150),
     ):
         column_flags = imgui.TableColumnFlags_.width_fixed if width else imgui.TableColumnFlags_.width_stretch
-        imgui.table_setup_column(header, column_flags, width)
+        imgui.table_setup_column(header, column_flags, width or -1.0)
     imgui.table_headers_row()
     edits = ui.gui.ticket_edits
     clipper = imgui.ListClipper()

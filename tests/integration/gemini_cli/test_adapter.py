@@ -4,6 +4,7 @@ process-tree kill, malformed output, exit codes, and projects it refuses."""
 
 from __future__ import annotations
 
+import gc
 import json
 import stat
 import sys
@@ -58,6 +59,11 @@ def test_the_private_home_holds_the_settings_and_the_bridge_hook() -> None:
         assert home.ensure() == root  # one home per session
     finally:
         home.remove()
+    assert not root.exists()
+    forgotten = CliHome()
+    root = forgotten.ensure()
+    del forgotten  # never removed: it goes with the object
+    gc.collect()
     assert not root.exists()
 
 

@@ -1,7 +1,8 @@
 """The private home the ``gemini_cli`` provider runs the real Gemini CLI in.
 
 One home per provider object (one app session), made at the first call and deleted by
-``close()``; the CLI finds it through ``GEMINI_CLI_HOME``::
+``close()`` (or when the provider object is collected, or at exit); the CLI finds it
+through ``GEMINI_CLI_HOME``::
 
     <home>/.gemini/settings.json     auth type gemini-api-key; telemetry, usage statistics and
                                      auto-update off; the CLI's own retries off; our BeforeTool
@@ -29,6 +30,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +147,7 @@ class CliHome:
 
     def __init__(self) -> None:
         self.root: Path | None = None
+        self._finalizer: weakref.finalize | None = None
 
     def ensure(self) -> Path:
         """The home folder, made (with its settings) on first use."""
@@ -160,6 +163,8 @@ class CliHome:
             shutil.rmtree(root, ignore_errors=True)
             raise
         self.root = root
+        # deleted with this object or at interpreter exit when nobody called remove()
+        self._finalizer = weakref.finalize(self, shutil.rmtree, str(root), ignore_errors=True)
         return root
 
     def environment(self) -> dict[str, str]:
@@ -191,9 +196,10 @@ class CliHome:
             marker.unlink(missing_ok=True)
 
     def remove(self) -> None:
-        if self.root is not None:
-            shutil.rmtree(self.root, ignore_errors=True)
-            self.root = None
+        if self._finalizer is not None:
+            self._finalizer()  # removes the folder (once)
+            self._finalizer = None
+        self.root = None
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:

@@ -39,6 +39,7 @@ import http.client
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -50,7 +51,7 @@ WAIT_LIMIT_S = 20 * 86_400.0
 CONNECT_TIMEOUT_S = 5.0
 
 
-def decide(call: Any, environ: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
+def decide(call: Any, environ: Mapping[str, str]) -> dict[str, Any]:
     """The CLI's decision for one hook call (never raises for a bad call or an API failure)."""
     if not isinstance(call, dict) or not isinstance(call.get("tool_name"), str) or not call["tool_name"]:
         return deny("the hook call from the Gemini CLI has no tool_name; the tool was not run")
@@ -129,7 +130,7 @@ def _post(url: str, path: str, body: dict[str, Any], token: str) -> tuple[int, A
         return response.status, None
 
 
-def _marker(environ: dict[str, str] | os._Environ[str]) -> Path | None:
+def _marker(environ: Mapping[str, str]) -> Path | None:
     folder = environ.get("SLOP_BRIDGE_ASKS", "")
     if not folder:
         return None

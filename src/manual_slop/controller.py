@@ -123,6 +123,7 @@ class AppController:
         self.credentials, credential_problems = Credentials.load(self.paths.credentials_file, environ)
         problems += credential_problems
         self.hook_token: str = environ.get("SLOP_HOOK_TOKEN", "") or self.setting("hook.token")
+        self.hook_api: tuple[str, str] | None = None  # (url, token) while a HookServer serves this app
 
         # -- services ---------------------------------------------------------------
         self.redactor = Redactor([*self.credentials.secret_values(), self.hook_token])
@@ -559,7 +560,7 @@ class AppController:
                     "api_key": self.credentials.api_key(name),
                     "options": {
                         option: self.setting(f"providers.{name}.{option}")
-                        for option in ("model_path", "binary")
+                        for option in ("model_path", "binary", "approval_mode")
                         if f"providers.{name}.{option}" in GLOBAL_SCHEMA
                     },
                 }

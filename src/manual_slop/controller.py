@@ -373,11 +373,15 @@ class AppController:
         """Announce an event to automation (any thread)."""
         return self.journal.publish(event_type, dict(payload or {}))
 
-    def request_approval(self, dialog: PendingDialog, timeout: float | None = None) -> Decision:
-        """Block the calling (non-main) thread on the Execution Clutch until ``dialog`` is decided."""
-        if self.on_main_thread() and self.clutch.policy != "auto":
+    def request_approval(
+        self, dialog: PendingDialog, timeout: float | None = None, preapproved: str = ""
+    ) -> Decision:
+        """Block the calling (non-main) thread on the Execution Clutch until ``dialog`` is decided
+        (``preapproved``: see :meth:`ExecutionClutch.submit`)."""
+        if self.on_main_thread() and self.clutch.policy != "auto" and not preapproved:
             raise RuntimeError("request_approval would block the main thread")
-        return self.clutch.submit(dialog, self.state.approval_timeout_s if timeout is None else timeout)
+        timeout = self.state.approval_timeout_s if timeout is None else timeout
+        return self.clutch.submit(dialog, timeout, preapproved)
 
     def _on_clutch_event(self, event_type: str, payload: dict[str, Any]) -> None:
         self.publish(event_type, payload)

@@ -276,15 +276,31 @@ class HookApi:
             raise Conflict(f"dialog {uid!r} was already resolved")
         return {"resolved": True}
 
+    def _read_only_rule(self, tool: str, args: dict[str, Any]) -> str:
+        """An external agent's read-only tool inside the project is approved like our own."""
+        from manual_slop.tools.approval import build_execution_context
+        from manual_slop.tools.external import EXTERNAL_READ_ONLY_TOOLS, read_only_approval
+
+        if tool not in EXTERNAL_READ_ONLY_TOOLS:
+            return ""
+        try:
+            policy = build_execution_context(self.ctrl, timeout=self.main_timeout).policy
+        except (TimeoutError, RuntimeError):
+            return ""  # no policy to check against: the user decides
+        return read_only_approval(tool, args, policy)
+
     def ask(self, call: Call) -> dict[str, Any]:
         body = call.body
         dialog = AskDialog(body["question"], body.get("tool", ""), body.get("args"))
+        preapproved = self._read_only_rule(body.get("tool", ""), body.get("args") or {})
         with self._asks_lock:
             self._asks.add(dialog)
         try:
             if self._stopping.is_set():
                 dialog.resolve(False, decider=Decider.SHUTDOWN, reason="the hook server is stopping")
-            decision = self.ctrl.request_approval(dialog, timeout=body.get("timeout_s"))
+            decision = self.ctrl.request_approval(
+                dialog, timeout=body.get("timeout_s"), preapproved=preapproved
+            )
         finally:
             with self._asks_lock:
                 self._asks.discard(dialog)

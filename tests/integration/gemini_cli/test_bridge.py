@@ -131,20 +131,26 @@ def test_a_rejection_denies_with_the_users_reason(app: HookApp, reason: str, exp
 
 def test_the_approval_policy_applies_to_cli_tools(app: HookApp) -> None:
     api = app.client()
-    app.ctrl.clutch.set_rules([AllowRule("read_file", path_glob="docs/*")])
-    api.wait_for_task(api.set_value("approval_policy", "allow_list"))
+    (app.ctrl.base_dir() / "docs").mkdir()
+    (app.ctrl.base_dir() / "docs" / "a.md").write_text("# A\n")
+    # Like our own read-only tools: a read inside the project never asks, whatever the policy.
     read = {**SHELL_CALL, "tool_name": "read_file", "tool_input": {"file_path": "docs/a.md"}}
-    assert Bridge(read, bridge_env(app)).decision() == {"decision": "allow"}  # the rule's glob matches
-    elsewhere = Bridge({**read, "tool_input": {"file_path": "src/a.py"}}, bridge_env(app))
-    api.reject(one_pending(app)["id"], "not there")  # outside the glob: the user decides
-    assert elsewhere.decision()["decision"] == "deny"
-    shell = Bridge(SHELL_CALL, bridge_env(app))  # no rule: the user decides
+    assert Bridge(read, bridge_env(app)).decision() == {"decision": "allow"}
+    outside = Bridge({**read, "tool_input": {"file_path": "/etc/hosts"}}, bridge_env(app))
+    api.reject(one_pending(app)["id"], "not there")  # outside the project: the user decides
+    assert outside.decision()["decision"] == "deny"
+    app.ctrl.clutch.set_rules([AllowRule("run_shell_command", pattern="^ls( |$)")])
+    api.wait_for_task(api.set_value("approval_policy", "allow_list"))
+    listing = {**SHELL_CALL, "tool_input": {"command": "ls -la"}}
+    assert Bridge(listing, bridge_env(app)).decision() == {"decision": "allow"}  # the rule matches
+    shell = Bridge(SHELL_CALL, bridge_env(app))  # no rule for this command: the user decides
     api.reject(one_pending(app)["id"], "no")
     assert shell.decision()["decision"] == "deny"
     api.wait_for_task(api.set_value("approval_policy", "auto"))
     assert Bridge(SHELL_CALL, bridge_env(app)).decision() == {"decision": "allow"}
     audit = (app.ctrl.session_log.root / "audit.log").read_text()
-    assert "tool=read_file path_glob=docs/*" in audit and "policy=auto" in audit
+    assert "read-only tool read_file inside the project" in audit
+    assert "tool=run_shell_command pattern=^ls( |$)" in audit and "policy=auto" in audit
 
 
 def test_nobody_deciding_in_time_is_a_denial(hook_app_factory: HookAppFactory, app_dir: Path) -> None:

@@ -82,13 +82,8 @@ def test_a_plain_turn_then_a_resumed_one(
 def test_a_read_file_round_is_logged_with_the_cli_as_its_source(
     real_cli: Path, gemini_fake: GeminiFake, rigs, hook_app_factory: HookAppFactory, app_dir: Path
 ) -> None:
-    from manual_slop.clutch import AllowRule
-
     (app_dir / "notes.txt").write_text("hello from the notes\n")
-    app = hook_app_factory()
-    app.ctrl.clutch.set_rules([AllowRule("read_file")])  # the same allow_list as for our own tools
-    api = app.client()
-    api.wait_for_task(api.set_value("approval_policy", "allow_list"))
+    app = hook_app_factory()  # policy manual: like our own read-only tools, a read inside never asks
     gemini_fake.push(
         Reply("Let me look.", [Call("read_file", {"file_path": "notes.txt"})]),
         Reply("The notes say hello."),
@@ -106,7 +101,7 @@ def test_a_read_file_round_is_logged_with_the_cli_as_its_source(
     assert [e["kind"] for e in used] == ["tool_call", "tool_result"]
     assert {e["payload"]["executed_by"] for e in used} == {"gemini_cli"}
     audit = (app.ctrl.session_log.root / "audit.log").read_text()
-    assert "read_file" in audit and "tool=read_file" in audit  # decided by the allow-list rule
+    assert "read-only tool read_file inside the project" in audit  # decided by policy, audited
 
 
 def test_a_shell_command_waits_in_the_clutch_rejected_then_edited(

@@ -337,3 +337,28 @@ def test_a_server_bug_is_a_json_500_with_the_traceback_in_the_log(hook_app: Hook
     assert logged and "GET /api/gui/value/broken failed" in logged[0].getMessage()
     assert str(logged[0].exc_info[1]) == "getter bug"
     assert hook_app.call("GET", "/api/gui/value/ai_status").status == 200  # still serving
+
+
+def test_an_external_read_only_tool_inside_the_project_is_approved_by_policy(hook_app: HookApp) -> None:
+    (hook_app.ctrl.base_dir() / "notes.md").write_text("# notes\n")
+    client = hook_app.client()
+    inside = client.post(
+        "/api/ask", {"question": "read?", "tool": "read_file", "args": {"file_path": "notes.md"}}
+    )
+    assert inside["approved"] is True and client.pending() == []
+    audit = hook_app.ctrl.session_log.read("audit")[-1]
+    assert audit["decider"] == "policy" and audit["rule"] == "read-only tool read_file inside the project"
+
+    outside: list = []
+    thread = threading.Thread(
+        target=lambda: outside.append(
+            client.post(
+                "/api/ask", {"question": "read?", "tool": "read_file", "args": {"file_path": "/etc/hosts"}}
+            )
+        )
+    )
+    thread.start()
+    wait_until(lambda: len(client.pending()) == 1)  # outside the project: the user decides
+    client.reject(client.pending()[0]["id"])
+    thread.join(10)
+    assert outside[0]["approved"] is False

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from manual_slop.context.summarize import (
+from manual_slop.summarize import (
     markdown_outline,
     outline_text,
     python_outline,

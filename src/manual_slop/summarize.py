@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import json
 import re
 import tomllib
@@ -102,15 +103,7 @@ def outline_text(name: str, text: str, tree: TreeGetter) -> str:
             return python_outline(tree())
         except (SyntaxError, ValueError) as exc:
             return f"(does not parse: {_syntax_error(exc)})\n" + text_summary(text)
-    if kind == "markdown":
-        return markdown_outline(text)
-    if kind == "toml":
-        return _toml_outline(text)
-    if kind == "json":
-        return _json_summary(text, depth=3)
-    if kind == "yaml":
-        return yaml_outline(text)
-    return text_summary(text)
+    return _TEXT_VIEWS[kind].outline(text) if kind in _TEXT_VIEWS else text_summary(text)
 
 
 def summary_text(name: str, text: str, tree: TreeGetter) -> str:
@@ -120,18 +113,9 @@ def summary_text(name: str, text: str, tree: TreeGetter) -> str:
         try:
             return python_summary(text, tree())
         except (SyntaxError, ValueError) as exc:
-            return f"Python file, {_lines(text)} (does not parse: {_syntax_error(exc)}).\n" + (
-                text_summary(text)
-            )
-    if kind == "markdown":
-        return markdown_summary(text)
-    if kind == "toml":
-        return _toml_summary(text)
-    if kind == "json":
-        return _json_summary(text, depth=2)
-    if kind == "yaml":
-        return yaml_summary(text)
-    return text_summary(text)
+            reason = f"Python file, {_lines(text)} (does not parse: {_syntax_error(exc)})."
+            return reason + "\n" + text_summary(text)
+    return _TEXT_VIEWS[kind].summary(text) if kind in _TEXT_VIEWS else text_summary(text)
 
 
 def _syntax_error(exc: SyntaxError | ValueError) -> str:
@@ -197,7 +181,7 @@ class _SkeletonWriter:
                 self._other(node)
 
     def _definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
-        start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        start = first_line(node)
         if self.out and self.out[-1].strip() and not self.out[-1].rstrip().endswith(":"):
             self.out.append("")
         first = node.body[0]
@@ -577,3 +561,18 @@ def text_summary(text: str) -> str:
     more = _count_lines(text) - len(head)
     tail = f"\n… ({_count_lines(text)} lines in all)" if more > 0 else ""
     return "\n".join(head).rstrip("\n") + tail
+
+
+@dataclass(frozen=True, slots=True)
+class _TextViews:
+    outline: Callable[[str], str]
+    summary: Callable[[str], str]
+
+
+# the file kinds read from their text alone (Python needs its tree; others get text_summary)
+_TEXT_VIEWS: dict[str, _TextViews] = {
+    "markdown": _TextViews(markdown_outline, markdown_summary),
+    "toml": _TextViews(_toml_outline, _toml_summary),
+    "json": _TextViews(functools.partial(_json_summary, depth=3), functools.partial(_json_summary, depth=2)),
+    "yaml": _TextViews(yaml_outline, yaml_summary),
+}

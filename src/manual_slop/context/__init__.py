@@ -1,8 +1,9 @@
 """Context and discussions: what the user curates and what the model sees.
 
 - aggregation of the project's files into Markdown (:mod:`.aggregate`, :mod:`.views`,
-  :mod:`.fileset`, :mod:`.items`), heuristic summaries (:mod:`.summarize`) and the AST
-  cache (:mod:`.file_cache`);
+  :mod:`.fileset`, :mod:`.items`) and the AST cache (:mod:`.file_cache`); the heuristic
+  skeletons, outlines and summaries come from :mod:`manual_slop.summarize`, which the
+  tools share;
 - discussions with takes (:mod:`.discussions`), undo/redo (:mod:`.undo`), presets
   (:mod:`.presets`), Update Commit (:mod:`.gitstamp`), text-only provider calls
   (:mod:`.subagent`);

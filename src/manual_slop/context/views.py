@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 from manual_slop.context.file_cache import FileCache
 from manual_slop.context.items import FileItem, FileKind, ViewMode, language_for
-from manual_slop.context.summarize import outline_text, skeleton_text, summary_text
+from manual_slop.summarize import outline_text, skeleton_text, summary_text
 
 __all__ = ["Summarizer", "code_span", "fenced", "mask_lines", "render_block"]
 

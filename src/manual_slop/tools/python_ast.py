@@ -4,26 +4,27 @@ Names are dotted paths from the module: ``load``, ``Config``, ``Config.save``,
 ``Outer.Inner.method``. A definition's source spans its decorators through its last line,
 taken verbatim from the file. ``py_update_definition`` re-indents the new source to the
 definition's column, replaces exactly those lines and refuses the edit unless the whole
-file still parses.
+file still parses. The skeleton, the outline and definition headers are those of
+:mod:`manual_slop.summarize`, which context aggregation uses too.
 """
 
 from __future__ import annotations
 
 import ast
-import copy
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from manual_slop.summarize import definition_header, first_line, python_outline_entries, python_skeleton
 from manual_slop.tools.edits import EditPlan
 from manual_slop.tools.errors import ToolInputError
 from manual_slop.tools.files import walk_files
 from manual_slop.tools.registry import Tool, ToolRun
 from manual_slop.tools.textio import TextFile, read_text, to_newline, write_text
 
-__all__ = ["find_definition", "outline_lines", "python_tools", "skeleton"]
+__all__ = ["find_definition", "outline_lines", "python_tools"]
 
 SOURCE_LIMIT = 10_000_000
 USAGE_LIMIT = 500
@@ -63,11 +64,6 @@ def _kind(node: ast.AST) -> str:
     if isinstance(node, ast.AsyncFunctionDef):
         return "async def"
     return "def"
-
-
-def _start_line(node: ast.AST) -> int:
-    decorators = getattr(node, "decorator_list", [])
-    return min([node.lineno, *(d.lineno for d in decorators)])  # type: ignore[attr-defined]
 
 
 def _assigned_names(node: ast.AST) -> list[str]:
@@ -110,68 +106,21 @@ def find_definition(tree: ast.Module, dotted: str, shown: str) -> ast.stmt:
 
 
 def _segment(parsed: Parsed, node: ast.stmt) -> tuple[int, int, str]:
-    start, end = _start_line(node), node.end_lineno or node.lineno
+    start, end = first_line(node), node.end_lineno or node.lineno
     return start, end, "".join(parsed.lines[start - 1 : end])
 
 
-# -- skeleton and outline -------------------------------------------------------------------------
-class _Elider(ast.NodeTransformer):
-    def _elide(self, node: Any) -> Any:
-        body: list[ast.stmt] = []
-        doc = ast.get_docstring(node, clean=False)
-        if doc is not None:
-            body.append(ast.Expr(ast.Constant(doc)))
-        if isinstance(node, ast.ClassDef):
-            members = (*_DEF_TYPES, ast.Assign, ast.AnnAssign)
-            body.extend(self.visit(n) for n in node.body if isinstance(n, members))
-        if not body or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            body.append(ast.Expr(ast.Constant(...)))
-        node.body = body
-        return node
-
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _elide
-
-
-def skeleton(tree: ast.Module) -> str:
-    """Imports, module-level assignments, and every signature with its docstring; bodies as ``...``."""
-    module = copy.deepcopy(tree)
-    keep = (*_DEF_TYPES, ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)
-    doc = ast.get_docstring(module, clean=False)
-    body = [n for n in module.body if isinstance(n, keep)]
-    if doc is not None:
-        body.insert(0, ast.Expr(ast.Constant(doc)))
-    module.body = [_Elider().visit(n) for n in body]
-    return ast.unparse(ast.fix_missing_locations(module))
+# -- outline and signatures ----------------------------------------------------------------------
+def outline_lines(tree: ast.Module) -> list[str]:
+    """Classes and functions, nested, with their headers and line ranges, in the form of the
+    tree-sitter outlines: ``def save(self, path: Path) -> None (lines 40-52)``."""
+    return [f"{'  ' * e.depth}{e.header} (lines {e.start}-{e.end})" for e in python_outline_entries(tree)]
 
 
 def _signature(node: ast.stmt) -> str:
-    if isinstance(node, ast.ClassDef):
-        header = copy.copy(node)
-        header.body = [ast.Pass()]
-        header.decorator_list = []
-        return ast.unparse(header).splitlines()[0]
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-        header = copy.copy(node)
-        header.body = [ast.Pass()]
-        header.decorator_list = []
-        return ast.unparse(header).splitlines()[0]
+    if isinstance(node, _DEF_TYPES):
+        return definition_header(node) + ":"
     return ast.unparse(node).splitlines()[0]
-
-
-def outline_lines(tree: ast.Module) -> list[str]:
-    """Classes and functions, nested, with their line ranges."""
-    lines: list[str] = []
-
-    def walk(body: list[ast.stmt], indent: str) -> None:
-        for node in body:
-            if isinstance(node, _DEF_TYPES):
-                lines.append(
-                    f"{indent}{_kind(node)} {node.name} (lines {_start_line(node)}-{node.end_lineno})"
-                )
-                walk(node.body, indent + "  ")
-
-    walk(tree.body, "")
-    return lines
 
 
 # -- handlers ------------------------------------------------------------------------------------
@@ -180,7 +129,8 @@ def _parsed(run: ToolRun) -> Parsed:
 
 
 def py_get_skeleton(args: dict[str, Any], run: ToolRun) -> str:
-    return skeleton(_parsed(run).tree) or "(empty module)"
+    parsed = _parsed(run)
+    return python_skeleton(parsed.file.text, parsed.tree) or "(empty module)"
 
 
 def py_get_code_outline(args: dict[str, Any], run: ToolRun) -> str:
@@ -344,14 +294,16 @@ def python_tools() -> list[Tool]:
         tool(
             "py_get_skeleton",
             "Show a Python file's shape without its bodies: imports, module constants, every class and "
-            "function signature with its docstring, bodies replaced by '...'. Much shorter than the file.",
+            "function signature as written (decorators included) with its docstring, function bodies "
+            "replaced by '...'. Much shorter than the file.",
             path_only,
             py_get_skeleton,
         ),
         tool(
             "py_get_code_outline",
-            "List the classes and functions of a Python file, nested, with their line ranges "
-            "(e.g. 'def save (lines 40-52)'). Use the ranges with get_file_slice.",
+            "List the classes and functions of a Python file, nested, with their signatures and line "
+            "ranges (e.g. 'def save(self, path: Path) -> None (lines 40-52)'). Use the ranges with "
+            "get_file_slice.",
             path_only,
             py_get_code_outline,
         ),

@@ -51,7 +51,7 @@ SAMPLES: dict[str, tuple[str, list[str]]] = {
     ),
     "tool.py": (
         "class A:\n    def m(self):\n        pass\n\ndef f():\n    pass\n",
-        ["class A (lines 1-3)", "  def m (lines 2-3)", "def f (lines 5-6)"],
+        ["class A (lines 1-3)", "  def m(self) (lines 2-3)", "def f() (lines 5-6)"],
     ),
 }  # fmt: skip
 
@@ -110,15 +110,24 @@ def test_summary_by_file_type(run, project: Path) -> None:
         return run("get_file_summary", path=path).content.splitlines()
 
     assert summary("m.py") == [
-        "m.py: 84 bytes, 8 lines", "Python module", "docstring: Tools.", "imports: os, .",
-        "class A (line 5): methods f", "functions: g",
+        "m.py: 84 bytes, 8 lines", "Python module, 8 lines.", "Docstring: Tools.", "Imports: ., os",
+        "Classes: A (f)", "Functions: g()",
     ]  # fmt: skip
-    assert summary("guide.md")[1:] == ["Markdown; headings:", "Guide", "  Part"]
-    assert summary("conf.toml")[1:] == ["TOML; top-level keys:", "  name: str", "  server: table of 1"]
-    assert summary("data.json")[1:] == ["JSON; top-level keys:", "  items: list of 2", "  ok: bool"]
-    assert summary("ci.yml")[1:] == ["YAML; top-level keys:", "name, on, jobs"]
+    assert summary("guide.md")[1:] == ["Markdown, 6 lines, 2 headings.", "- Guide", "  - Part"]
+    assert summary("conf.toml")[1:] == [
+        "TOML, 3 lines.",
+        "name: str",
+        "server: table of 1",
+        "server.port: int",
+    ]
+    assert summary("data.json")[1:] == [
+        "JSON, 1 line; top level: table of 2.",
+        "items: list of 2",
+        "ok: bool",
+    ]
+    assert summary("ci.yml")[1:] == ["YAML, 4 lines.", "Top-level keys: name, on, jobs"]
     notes = summary("notes.txt")
-    assert notes[1:3] == ["first lines:", "n0"] and notes[-1] == "... (10 more lines)"
+    assert notes[1:3] == ["n0", "n1"] and "n20" not in notes and notes[-1] == "… (30 lines in all)"
     assert summary("lib.rs")[1:] == [
         "rust source; top-level definitions:",
         "fn a (lines 1-1)",

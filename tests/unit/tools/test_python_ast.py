@@ -62,13 +62,43 @@ def test_skeleton_keeps_signatures_and_docstrings_only(run, module: Path) -> Non
 
 def test_outline_nests_with_line_ranges(run, module: Path) -> None:
     assert run("py_get_code_outline", path="settings.py").content.splitlines() == [
-        "def load (lines 9-11)",
+        "def load(path: P) -> dict (lines 9-11)",
         "class Config (lines 14-29)",
-        "  def __init__ (lines 19-20)",
-        "  def data (lines 22-25)",
+        "  def __init__(self, path) (lines 19-20)",
+        "  def data(self) -> dict (lines 22-25)",
         "  class Inner (lines 27-29)",
-        "    async def fetch (lines 28-29)",
+        "    async def fetch(self, *, limit=LIMIT) (lines 28-29)",
     ]
+
+
+def test_skeleton_and_outline_cover_conditional_definitions_and_keep_comments(run, project: Path) -> None:
+    (project / "compat.py").write_text(
+        "import sys\n"
+        "if sys.version_info >= (3, 12):\n"
+        "    def fast(\n"
+        "        data: bytes,  # raw input\n"
+        "    ) -> int:\n"
+        "        return len(data)\n"
+        "else:\n"
+        "    def fast(data: bytes) -> int:\n"
+        "        return 0\n"
+    )
+    skeleton = run("py_get_skeleton", path="compat.py").content
+    assert "        data: bytes,  # raw input" in skeleton and "len(data)" not in skeleton
+    assert skeleton.count("def fast(") == 2 and "else:" in skeleton
+    ast.parse(skeleton)
+    assert run("py_get_code_outline", path="compat.py").content.splitlines() == [
+        "def fast(data: bytes) -> int (lines 3-6)",
+        "def fast(data: bytes) -> int (lines 8-9)",
+    ]
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_skeleton_of_files_with_other_line_endings(run, project: Path, newline: str) -> None:
+    (project / "dos.py").write_bytes(SOURCE.replace("\n", newline).encode())
+    text = run("py_get_skeleton", path="dos.py").content
+    assert "\r" not in text and "async def fetch(self, *, limit=LIMIT):" in text
+    ast.parse(text)
 
 
 def test_get_definition_by_dotted_name_with_decorators(run, module: Path) -> None:

@@ -1,4 +1,4 @@
-"""Heuristic skeleton, outline and summary views."""
+"""Heuristic skeleton, outline and summary views (shared by context aggregation and the tools)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from manual_slop.context.summarize import (
+from manual_slop.summarize import (
+    OutlineEntry,
+    definition_header,
     markdown_outline,
     outline_text,
     python_outline,
+    python_outline_entries,
     python_skeleton,
     python_summary,
     skeleton_text,
@@ -90,6 +93,48 @@ def test_outline_lists_nested_definitions_with_line_ranges() -> None:
     assert lines[-1].startswith("def main() -> None  [L")
 
 
+def test_outline_entries_nest_and_include_conditional_definitions() -> None:
+    source = textwrap.dedent(
+        """
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            class Proto: ...
+        try:
+            from fast import run
+        except ImportError:
+            def run(x, /, *args, key=1, **kw) -> int:
+                return 0
+        class Box(Base, metaclass=Meta):
+            @staticmethod
+            @cache
+            async def make(n: int) -> "Box":
+                def helper(): pass
+                return Box()
+        """
+    )
+    assert python_outline_entries(ast.parse(source)) == [
+        OutlineEntry(0, "class Proto", 4, 4),
+        OutlineEntry(0, "def run(x, /, *args, key=1, **kw) -> int", 8, 9),
+        OutlineEntry(0, "class Box(Base, metaclass=Meta)", 10, 15),
+        OutlineEntry(1, "async def make(n: int) -> 'Box'", 11, 15),
+        OutlineEntry(2, "def helper()", 14, 14),
+    ]
+    assert python_outline(ast.parse("x = 1\n")) == "(no classes or functions)"
+
+
+def test_definition_header_drops_decorators_body_and_colon() -> None:
+    node = ast.parse("@dataclass\nclass A(B):\n    x: int = 1\n").body[0]
+    assert isinstance(node, ast.ClassDef)
+    assert definition_header(node) == "class A(B)"
+    assert len(node.body) == 1 and node.decorator_list  # the tree itself is not changed
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_skeleton_accepts_crlf_and_cr_line_endings(newline: str) -> None:
+    source = textwrap.dedent(APP_PY).replace("\n", newline)
+    assert python_skeleton(source, ast.parse(source)) == skeleton(APP_PY)
+
+
 def test_python_summary_lists_imports_classes_functions_constants() -> None:
     out = python_summary(APP_PY, ast.parse(APP_PY))
     assert "Docstring: The app module." in out
@@ -119,6 +164,18 @@ def test_toml_and_json_summaries_name_tables_and_keys() -> None:
     assert "does not parse" in summary_text("d.json", "{nope", lambda: None)
 
 
+def test_yaml_outline_and_summary_name_the_top_level_keys() -> None:
+    text = "# CI\nname: ci\non:\n  push: {}\njobs:\n  test:\n    runs-on: x\nname: again\n"
+    assert outline_text("ci.yml", text, lambda: None).splitlines() == [
+        "name  [L2]",
+        "on  [L3]",
+        "jobs  [L5]",
+        "name  [L8]",
+    ]
+    assert summary_text("ci.yaml", text, lambda: None) == "YAML, 8 lines.\nTop-level keys: name, on, jobs"
+    assert summary_text("list.yml", "- a\n- b\n", lambda: None) == "YAML, 2 lines.\n- a\n- b"
+
+
 def test_unparsable_python_falls_back_to_a_summary_with_the_reason() -> None:
     source = "def broken(:\n    pass\n"
 
@@ -128,6 +185,14 @@ def test_unparsable_python_falls_back_to_a_summary_with_the_reason() -> None:
     assert "does not parse" in skeleton_text("b.py", source, tree)
     assert "does not parse" in outline_text("b.py", source, tree)
     assert "does not parse" in summary_text("b.py", source, tree)
+
+
+def test_a_parser_value_error_counts_as_not_parsing() -> None:
+    def tree():
+        raise ValueError("source code string cannot contain null bytes")
+
+    for view in (skeleton_text, outline_text, summary_text):
+        assert "does not parse: source code string cannot contain null bytes" in view("n.py", "x\0", tree)
 
 
 def test_other_text_shows_its_head_and_length() -> None:

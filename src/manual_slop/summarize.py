@@ -4,37 +4,52 @@
   statements, taken verbatim from the source by line and column so formatting and
   comments in signatures survive; function bodies become ``...``. Other files get
   their summary.
-- **outline**: Python classes and functions (nested) with their line ranges;
-  Markdown headings, TOML tables and JSON keys with line numbers or types.
+- **outline**: Python classes and functions (nested, also inside ``if``/``try``/``with``)
+  with their headers and line ranges; Markdown headings, TOML tables and YAML keys with
+  line numbers; JSON keys with their types.
 - **summary**: a few lines per file: Python docstring, imports, classes with their
   methods, functions, constants; Markdown headings; TOML tables and keys; JSON keys;
-  the head of any other text.
+  YAML top-level keys; the head of any other text.
 
-Everything here is a pure function of the text (and, for Python, its parsed tree,
-which the caller takes from the AST cache) and fast: a skeleton costs a fraction
-of the ``ast.parse`` it needs (see ``scripts/bench_aggregate.py``).
+One implementation serves both readers: context aggregation (:mod:`manual_slop.context.views`,
+which takes Python trees from the AST cache) and the model's tools (``py_get_skeleton``,
+``py_get_code_outline``, ``get_code_outline``, ``get_file_summary`` in
+:mod:`manual_slop.tools`). It imports only the standard library.
+
+Everything here is a pure function of the text (and, for Python, its parsed tree) and
+fast: a skeleton costs a fraction of the ``ast.parse`` it needs (see
+``scripts/bench_aggregate.py``).
 """
 
 from __future__ import annotations
 
 import ast
+import copy
+import functools
 import json
 import re
 import tomllib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
 __all__ = [
+    "OutlineEntry",
+    "definition_header",
+    "first_line",
     "markdown_outline",
     "markdown_summary",
     "outline_text",
     "python_outline",
+    "python_outline_entries",
     "python_skeleton",
     "python_summary",
     "skeleton_text",
     "summary_text",
     "text_summary",
+    "yaml_outline",
+    "yaml_summary",
 ]
 
 MAX_LISTED = 40  # names per list in a summary
@@ -42,23 +57,31 @@ HEAD_LINES = 20  # lines shown of an unknown text file
 SHORT_STATEMENT_LINES = 3  # module/class statements up to this long are kept verbatim
 SHORT_COMPOUND_LINES = 6
 
-TreeGetter = Callable[[], ast.Module]  # raises SyntaxError
+TreeGetter = Callable[[], ast.Module]  # raises SyntaxError (or ValueError for NUL bytes)
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KEPT = (*_DEFS, ast.ClassDef, ast.Import, ast.ImportFrom, ast.If, ast.Try, ast.TryStar)
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _TOML_TABLE = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_\-.\"' ]+?)\s*\]\]?\s*(?:#.*)?$")
 _TOML_KEY = re.compile(r"^\s*([A-Za-z0-9_\-\"'.]+)\s*=")
+_YAML_KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*:")
+_KINDS = {
+    ".py": "python",
+    ".pyi": "python",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".toml": "toml",
+    ".json": "json",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+}
 
 
 # ======================================================================================
 # dispatch by file type
 # ======================================================================================
 def _kind(name: str) -> str:
-    suffix = PurePosixPath(name).suffix.lower()
-    return {".py": "python", ".pyi": "python", ".md": "markdown", ".toml": "toml", ".json": "json"}.get(
-        suffix, "text"
-    )
+    return _KINDS.get(PurePosixPath(name).suffix.lower(), "text")
 
 
 def skeleton_text(name: str, text: str, tree: TreeGetter) -> str:
@@ -67,7 +90,7 @@ def skeleton_text(name: str, text: str, tree: TreeGetter) -> str:
         return summary_text(name, text, tree)
     try:
         parsed = tree()
-    except SyntaxError as exc:
+    except (SyntaxError, ValueError) as exc:
         return f"(does not parse: {_syntax_error(exc)}; summary instead)\n" + text_summary(text)
     return python_skeleton(text, parsed)
 
@@ -78,15 +101,9 @@ def outline_text(name: str, text: str, tree: TreeGetter) -> str:
     if kind == "python":
         try:
             return python_outline(tree())
-        except SyntaxError as exc:
+        except (SyntaxError, ValueError) as exc:
             return f"(does not parse: {_syntax_error(exc)})\n" + text_summary(text)
-    if kind == "markdown":
-        return markdown_outline(text)
-    if kind == "toml":
-        return _toml_outline(text)
-    if kind == "json":
-        return _json_summary(text, depth=3)
-    return text_summary(text)
+    return _TEXT_VIEWS[kind].outline(text) if kind in _TEXT_VIEWS else text_summary(text)
 
 
 def summary_text(name: str, text: str, tree: TreeGetter) -> str:
@@ -95,25 +112,25 @@ def summary_text(name: str, text: str, tree: TreeGetter) -> str:
     if kind == "python":
         try:
             return python_summary(text, tree())
-        except SyntaxError as exc:
-            return f"Python file, {_count_lines(text)} lines (does not parse: {_syntax_error(exc)}).\n" + (
-                text_summary(text)
-            )
-    if kind == "markdown":
-        return markdown_summary(text)
-    if kind == "toml":
-        return _toml_summary(text)
-    if kind == "json":
-        return _json_summary(text, depth=2)
-    return text_summary(text)
+        except (SyntaxError, ValueError) as exc:
+            reason = f"Python file, {_lines(text)} (does not parse: {_syntax_error(exc)})."
+            return reason + "\n" + text_summary(text)
+    return _TEXT_VIEWS[kind].summary(text) if kind in _TEXT_VIEWS else text_summary(text)
 
 
-def _syntax_error(exc: SyntaxError) -> str:
+def _syntax_error(exc: SyntaxError | ValueError) -> str:
+    if not isinstance(exc, SyntaxError):  # ast.parse on Python 3.11: NUL bytes in the source
+        return str(exc)
     return f"{exc.msg} at line {exc.lineno}" if exc.lineno else str(exc.msg)
 
 
 def _count_lines(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def _lines(text: str) -> str:
+    count = _count_lines(text)
+    return f"{count} line" if count == 1 else f"{count} lines"
 
 
 def _listed(names: list[str]) -> str:
@@ -164,7 +181,7 @@ class _SkeletonWriter:
                 self._other(node)
 
     def _definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
-        start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        start = first_line(node)
         if self.out and self.out[-1].strip() and not self.out[-1].rstrip().endswith(":"):
             self.out.append("")
         first = node.body[0]
@@ -294,6 +311,11 @@ def _trim_assignment_head(head: str) -> str:
     return "\n".join(lines)
 
 
+def first_line(node: ast.stmt) -> int:
+    """The line where a statement's text begins: its first decorator's, if it has any."""
+    return _start_of(node)[0]
+
+
 def _start_of(node: ast.stmt) -> tuple[int, int]:
     """Line and column where a statement's text begins (its first decorator's ``@``)."""
     decorators = getattr(node, "decorator_list", None)
@@ -312,7 +334,13 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 
 def python_skeleton(source: str, tree: ast.Module) -> str:
-    """Signatures, docstrings, imports and short statements of ``source``; bodies elided."""
+    """Signatures, docstrings, imports and short statements of ``source``; bodies elided.
+
+    ``tree`` is ``ast.parse(source)``. Line endings may be ``\n``, ``\r\n`` or ``\r``
+    (the parser counts each as one line break); the skeleton's are ``\n``.
+    """
+    if "\r" in source:
+        source = source.replace("\r\n", "\n").replace("\r", "\n")
     writer = _SkeletonWriter(source)
     writer.block(tree.body)
     while writer.out and not writer.out[-1].strip():
@@ -323,44 +351,55 @@ def python_skeleton(source: str, tree: ast.Module) -> str:
 # ======================================================================================
 # Python outline and summary
 # ======================================================================================
-def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
-    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
-    returns = f" -> {ast.unparse(node.returns)}" if node.returns is not None else ""
-    return f"{prefix} {node.name}({ast.unparse(node.args)}){returns}"
+def definition_header(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
+    """``def save(self, path: Path) -> None`` or ``class Config(Base)``: the header without
+    decorators, body or the closing colon, normalised by ``ast.unparse``."""
+    header = copy.copy(node)
+    header.body = [ast.Pass()]
+    header.decorator_list = []
+    return ast.unparse(header).split("\n", 1)[0].removesuffix(":")
 
 
-def _span(node: ast.stmt) -> str:
-    start = min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno])
-    return f"L{start}-{node.end_lineno or node.lineno}"
+@dataclass(frozen=True, slots=True)
+class OutlineEntry:
+    """One class or function of a Python outline."""
+
+    depth: int  # nesting: 0 at module level, +1 inside each class or function
+    header: str  # see definition_header
+    start: int  # first line, decorators included
+    end: int  # last line
 
 
-def python_outline(tree: ast.Module) -> str:
-    """Classes and functions, nested, each with its line range."""
-    out: list[str] = []
+def python_outline_entries(tree: ast.Module) -> list[OutlineEntry]:
+    """Classes and functions in source order, nested; also those inside module- or
+    class-level ``if``/``try``/``with`` blocks (``if TYPE_CHECKING:``, ``try: import``)."""
+    out: list[OutlineEntry] = []
 
     def walk(body: list[ast.stmt], depth: int) -> None:
-        pad = "  " * depth
         for node in body:
-            if isinstance(node, _DEFS):
-                out.append(f"{pad}{_signature(node)}  [{_span(node)}]")
+            if isinstance(node, (*_DEFS, ast.ClassDef)):
+                end = node.end_lineno or node.lineno
+                out.append(OutlineEntry(depth, definition_header(node), first_line(node), end))
                 walk(node.body, depth + 1)
-            elif isinstance(node, ast.ClassDef):
-                bases = ", ".join(ast.unparse(b) for b in [*node.bases, *node.keywords])
-                out.append(f"{pad}class {node.name}{f'({bases})' if bases else ''}  [{_span(node)}]")
-                walk(node.body, depth + 1)
-            elif isinstance(node, ast.If | ast.Try | ast.With | ast.AsyncWith):
+            elif isinstance(node, ast.If | ast.Try | ast.TryStar | ast.With | ast.AsyncWith):
                 for part in ("body", "orelse", "finalbody"):
                     walk(getattr(node, part, []), depth)
                 for handler in getattr(node, "handlers", []):
                     walk(handler.body, depth)
 
     walk(tree.body, 0)
-    return "\n".join(out) if out else "(no classes or functions)"
+    return out
+
+
+def python_outline(tree: ast.Module) -> str:
+    """Classes and functions, nested, each with its line range: ``def f(x) -> int  [L3-9]``."""
+    lines = [f"{'  ' * e.depth}{e.header}  [L{e.start}-{e.end}]" for e in python_outline_entries(tree)]
+    return "\n".join(lines) if lines else "(no classes or functions)"
 
 
 def python_summary(source: str, tree: ast.Module) -> str:
     """A few lines: docstring, imports, classes with methods, functions, constants."""
-    out = [f"Python module, {_count_lines(source)} lines."]
+    out = [f"Python module, {_lines(source)}."]
     doc = ast.get_docstring(tree, clean=True)
     if doc:
         out.append("Docstring: " + doc.strip().splitlines()[0])
@@ -423,7 +462,7 @@ def markdown_outline(text: str) -> str:
 def markdown_summary(text: str) -> str:
     """Line count and the headings (first ones when there are many)."""
     heads = _headings(text)
-    out = [f"Markdown, {_count_lines(text)} lines, {len(heads)} headings."]
+    out = [f"Markdown, {_lines(text)}, {len(heads)} headings."]
     out.extend(f"{'  ' * (level - 1)}- {title}" for _, level, title in heads[:MAX_LISTED])
     if len(heads) > MAX_LISTED:
         out.append(f"… and {len(heads) - MAX_LISTED} more headings")
@@ -446,12 +485,37 @@ def _toml_outline(text: str) -> str:
     return "\n".join(out) if out else text_summary(text)
 
 
+def _yaml_keys(text: str) -> list[tuple[int, str]]:
+    """(line number, key) of each top-level mapping key; no YAML parser, so a heuristic."""
+    found: list[tuple[int, str]] = []
+    for number, line in enumerate(text.split("\n"), 1):
+        match = _YAML_KEY.match(line)
+        if match:
+            found.append((number, match.group(1)))
+    return found
+
+
+def yaml_outline(text: str) -> str:
+    """Top-level keys with their line numbers; the head of the text when there are none."""
+    keys = _yaml_keys(text)
+    return "\n".join(f"{key}  [L{number}]" for number, key in keys) if keys else text_summary(text)
+
+
+def yaml_summary(text: str) -> str:
+    """Line count and the top-level keys (each once, in order of appearance)."""
+    keys = list(dict.fromkeys(key for _, key in _yaml_keys(text)))
+    head = f"YAML, {_lines(text)}."
+    if not keys:
+        return head + "\n" + text_summary(text)
+    return f"{head}\nTop-level keys: {_listed(keys)}"
+
+
 def _toml_summary(text: str) -> str:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        return f"TOML, {_count_lines(text)} lines (does not parse: {exc}).\n" + _toml_outline(text)
-    out = [f"TOML, {_count_lines(text)} lines."]
+        return f"TOML, {_lines(text)} (does not parse: {exc}).\n" + _toml_outline(text)
+    out = [f"TOML, {_lines(text)}."]
     _describe_tree(data, out, depth=2, prefix="")
     return "\n".join(out)
 
@@ -460,10 +524,10 @@ def _json_summary(text: str, depth: int) -> str:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        return f"JSON, {_count_lines(text)} lines (does not parse: {exc.msg} at line {exc.lineno}).\n" + (
+        return f"JSON, {_lines(text)} (does not parse: {exc.msg} at line {exc.lineno}).\n" + (
             text_summary(text)
         )
-    out = [f"JSON, {_count_lines(text)} lines; top level: {_type_name(data)}."]
+    out = [f"JSON, {_lines(text)}; top level: {_type_name(data)}."]
     _describe_tree(data, out, depth=depth, prefix="")
     return "\n".join(out)
 
@@ -497,3 +561,18 @@ def text_summary(text: str) -> str:
     more = _count_lines(text) - len(head)
     tail = f"\n… ({_count_lines(text)} lines in all)" if more > 0 else ""
     return "\n".join(head).rstrip("\n") + tail
+
+
+@dataclass(frozen=True, slots=True)
+class _TextViews:
+    outline: Callable[[str], str]
+    summary: Callable[[str], str]
+
+
+# the file kinds read from their text alone (Python needs its tree; others get text_summary)
+_TEXT_VIEWS: dict[str, _TextViews] = {
+    "markdown": _TextViews(markdown_outline, markdown_summary),
+    "toml": _TextViews(_toml_outline, _toml_summary),
+    "json": _TextViews(functools.partial(_json_summary, depth=3), functools.partial(_json_summary, depth=2)),
+    "yaml": _TextViews(yaml_outline, yaml_summary),
+}

@@ -95,6 +95,14 @@ _TURN_KEYS: dict[str, tuple[type, ...]] = {
 }
 
 
+_KIND_KEYS: dict[str, frozenset[str]] = {
+    "reply": frozenset({"text", "calls", "json", "truncated", "chunk_delay"}),
+    "fail": frozenset({"fail", "retry_after", "body"}),
+    "raw": frozenset({"raw", "status"}),
+    "hang": frozenset({"hang"}),
+}
+
+
 def parse_turn(spec: Mapping[str, Any], where: str = "turn") -> list[Turn]:
     """The fake-server turns one turn table describes (``repeat`` copies)."""
     for key, value in spec.items():
@@ -107,6 +115,10 @@ def parse_turn(spec: Mapping[str, Any], where: str = "turn") -> list[Turn]:
     kinds = [k for k in ("fail", "raw", "hang") if k in spec]
     if len(kinds) > 1:
         raise TurnScriptError(f"{where}: {' and '.join(kinds)} cannot be combined")
+    kind = kinds[0] if kinds else "reply"
+    for key in spec:
+        if key not in _KIND_KEYS[kind] and key not in ("delay", "repeat"):
+            raise TurnScriptError(f"{where}: {key} cannot be combined with {kind}")
     delay = float(spec.get("delay", 0.0))
     turn: Turn
     if "fail" in spec:

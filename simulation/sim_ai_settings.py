@@ -90,10 +90,13 @@ class AISettingsSimulation(BaseSimulation):
                 "Anthropic's own endpoint shows",
             )
             self.set_field("current_model", ANTHROPIC_MODEL)
-            body = self.answer("anthropic", "anthropic")
-            self.expect_equal(body.get("model"), ANTHROPIC_MODEL, "Anthropic got the chosen model")
-            self.expect_equal(body.get("max_tokens"), TUNED["max_tokens"], "and the max_tokens setting")
-            self.check(PROMPT in str(body.get("system")), "and the system prompt")
+            if self.app is not None:  # the key is in the launched app's environment
+                body = self.answer("anthropic", "anthropic")
+                self.expect_equal(body.get("model"), ANTHROPIC_MODEL, "Anthropic got the chosen model")
+                self.expect_equal(body.get("max_tokens"), TUNED["max_tokens"], "and the max_tokens setting")
+                self.check(PROMPT in str(body.get("system")), "and the system prompt")
+            else:
+                self.note("attached: no send to Anthropic (the attached app may have no Anthropic key)")
         if self.app is not None:
             with self.step("switch to the Gemini CLI"):
                 self.switch_provider("gemini_cli")

@@ -194,6 +194,7 @@ class BaseSimulation:
         self._originals: dict[tuple[str, str], Any] = {}  # attached: (field, provider or '') -> old value
         self._original_discussion = ""
         self.discussion = ""
+        self._log_marks: dict[Path, int] = {}  # log file -> lines it had when the scenario began
 
     # =====================================================================================
     # what a scenario writes
@@ -306,6 +307,7 @@ class BaseSimulation:
         self.set_field("files_base_dir", base)
         self.set_field("project_files", [])
         self.set_field("files_exclude", [])
+        self._mark_logs()
         self._original_discussion = self.client.get_value("active_discussion")
         self.discussion = f"sim_{self.name}_{uuid.uuid4().hex[:6]}"
         self.user.click("btn_new_discussion", self.discussion)
@@ -516,11 +518,20 @@ class BaseSimulation:
     def session_dir(self) -> Path:
         return Path(self.client.get_value("session_dir"))
 
+    def _mark_logs(self) -> None:
+        """Remember how long the session's logs are, so this scenario reads only its own entries
+        (an attached app's logs hold every earlier scenario's too)."""
+        folder = self.session_dir()
+        for path in folder.glob("*.log"):
+            self._log_marks[path] = len(path.read_text(encoding="utf-8").splitlines())
+
     def log_entries(self, stream: str) -> list[dict[str, Any]]:
-        """Entries of ``<session_dir>/<stream>.log`` (comms, toolcalls, audit, apihooks, clicalls)."""
+        """Entries of ``<session_dir>/<stream>.log`` (comms, toolcalls, audit, apihooks, clicalls)
+        written since this scenario began."""
         path = self.session_dir() / f"{stream}.log"
+        lines = path.read_text(encoding="utf-8").splitlines()[self._log_marks.get(path, 0) :]
         entries: list[dict[str, Any]] = []
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in lines:
             with contextlib.suppress(json.JSONDecodeError):
                 entries.append(json.loads(line))
         return entries

@@ -44,7 +44,7 @@ run: setup
 	@$(PY) sloppy.py $(ARGS)
 
 lint: setup
-	@$(PY) -m ruff check src tests sloppy.py
+	@$(PY) -m ruff check src tests simulation sloppy.py
 
 test: setup system-deps lint
 	@$(PY) -m pytest

@@ -15,6 +15,7 @@ keys, hook token and display are not inherited.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -83,7 +84,7 @@ class LaunchedApp:
         self.config_file = workdir / "config.toml"
         self.project_file = workdir / "project.toml"
         self.log_dir = workdir / "logs"
-        self.url = ""
+        self.url = ""  # set once the app announced its Hook API
         self.starts = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._stdout: Path | None = None
@@ -116,6 +117,7 @@ class LaunchedApp:
             raise LaunchError("the app is already running")
         self.write_files()
         self.starts += 1
+        self.url = ""
         self._stdout = self.workdir / f"app-{self.starts}.stdout"
         self._stderr = self.workdir / f"app-{self.starts}.stderr"
         argv = [
@@ -140,6 +142,7 @@ class LaunchedApp:
             self._proc = subprocess.Popen(
                 argv, cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
             )
+        atexit.register(self._terminate)  # never outlive the harness, even if it dies mid-run
         self.url = self._wait_for_announcement(timeout)
         return self.url
 
@@ -167,6 +170,9 @@ class LaunchedApp:
         if proc is None:
             return
         try:
+            if proc.poll() is None and not self.url:  # interrupted before it listened
+                self._terminate()
+                raise LaunchError("the app was stopped (SIGTERM) before it announced its Hook API")
             if proc.poll() is None:
                 try:
                     with ApiHookClient(self.url, self.spec.token, timeout=5.0) as client:
@@ -189,6 +195,7 @@ class LaunchedApp:
             if "stopped cleanly" not in self.stderr_text():
                 raise LaunchError(f"the app did not report a clean stop:\n{self._tail()}")
         finally:
+            atexit.unregister(self._terminate)
             self._proc = None
 
     def restart(self, timeout: float = START_TIMEOUT_S) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -109,6 +110,10 @@ def _display(mode: LaunchMode | None) -> Iterator[None]:
         yield
 
 
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m simulation",
@@ -166,11 +171,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         keep_workdir=args.keep,
     )
     pace = Pace.human(args.seed) if args.pace == "human" else Pace.instant()
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)  # unwind, so each app is stopped cleanly
     try:
         with _display(target.launch):
             results = run_simulations(classes, target, pace, args.workdir)
     except LaunchError as exc:
         print(f"python -m simulation: error: {exc}", file=sys.stderr)
         return 2
+    except (KeyboardInterrupt, SystemExit) as exc:
+        code = exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) else 130
+        print("python -m simulation: interrupted; the running scenario's app was stopped", file=sys.stderr)
+        return code
     print(summary(results))
     return 0 if all(r.passed for r in results) else 1

@@ -49,7 +49,6 @@ from typing import Any, ClassVar, TypeVar
 from manual_slop.hooks import ApiHookClient, HookApiError, HookError, HookTaskFailed, HookWaitTimeout
 from simulation.errors import (
     AttachedOnlyLimit,
-    LaunchError,
     SimulationError,
     VerificationFailed,
 )
@@ -136,6 +135,8 @@ class SimulationResult:
             if step.error:
                 lines.extend(f"             ! {line}" for line in step.error.splitlines())
         lines.extend(f"  note: {note}" for note in self.notes)
+        if self.error and not any(s.error for s in self.steps) and not self.failed_checks():
+            lines.extend(f"  ! {line}" for line in self.error.splitlines())  # raised outside any step
         passed = sum(c.passed for c in self.checks)
         lines.append(
             f"  {self.verdict.upper()}  sim_{self.name}: {passed}/{len(self.checks)} checks passed, "
@@ -229,6 +230,10 @@ class BaseSimulation:
             self.verify()
         except Exception as exc:
             error = _describe(exc)
+        except BaseException:  # Ctrl+C, SystemExit: still stop the app and the fakes
+            self._phase = "teardown"
+            self._teardown()
+            raise
         self._phase = "teardown"
         teardown_error = self._teardown()
         if teardown_error and not error:
@@ -326,13 +331,16 @@ class BaseSimulation:
                 try:
                     self.app.stop()
                     self.check(True, "the app stopped cleanly on /api/shutdown (config and project saved)")
-                except LaunchError as exc:
-                    problems.append(str(exc))
+                except Exception as exc:
+                    problems.append(_describe(exc))
                     self._record_check(False, "the app stopped cleanly on /api/shutdown", str(exc))
             if self._client is not None:
                 self._client.close()
             for fake in self.fakes.values():
-                fake.stop()
+                try:
+                    fake.stop()
+                except Exception as exc:
+                    problems.append(f"the {fake.name} fake did not stop: {_describe(exc)}")
             if problems and self._current is not None:
                 self._current.ok = False
                 self._current.error = "\n".join(problems)

@@ -4,9 +4,12 @@ line, and a run attached to an app started beforehand (whose settings must come 
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -146,3 +149,40 @@ def test_attached_runs_leave_the_app_as_they_found_it(tmp_path: Path) -> None:
     finally:
         app.stop()
     assert "stopped cleanly" in app.stderr_text()
+
+
+@pytest.mark.parametrize("moment", ["starting", "running"])
+def test_a_terminated_run_still_stops_its_app(moment: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "simulation", "ai_settings", "--workdir", str(tmp_path)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    def ready(moment: str) -> bool:
+        if not list(tmp_path.glob("sim_ai_settings_*/logs/sessions/*/session.json")):
+            return False
+        outs = list(tmp_path.glob("sim_ai_settings_*/app-1.stdout"))
+        return moment == "starting" or bool(outs and "listening" in outs[0].read_text())
+
+    try:
+        deadline = time.monotonic() + 60
+        while not ready(moment):  # the app has its session folder; "running": it listens too
+            assert time.monotonic() < deadline and runner.poll() is None, "the app never started"
+            time.sleep(0.05)
+        sessions = list(tmp_path.glob("sim_ai_settings_*/logs/sessions/*/session.json"))
+        app_pid = json.loads(sessions[0].read_text())["pid"]
+        runner.send_signal(signal.SIGTERM)
+        out, err = runner.communicate(timeout=60)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait(10)
+    assert runner.returncode == 128 + signal.SIGTERM, out + err
+    assert "interrupted; the running scenario's app was stopped" in err
+    with pytest.raises(ProcessLookupError):
+        os.kill(app_pid, 0)

@@ -196,6 +196,7 @@ class BaseSimulation:
         self._original_discussion = ""
         self.discussion = ""
         self._log_marks: dict[Path, int] = {}  # log file -> lines it had when the scenario began
+        self._foreign_dialogs: set[str] = set()  # attached: dialogs that were pending before we came
 
     # =====================================================================================
     # what a scenario writes
@@ -239,8 +240,9 @@ class BaseSimulation:
         if teardown_error and not error:
             error = teardown_error
         failed = bool(error) or any(not s.ok for s in self.steps)
-        keep = self.target.keep_workdir or failed
-        if not keep:
+        made = self.workdir != Path()
+        keep = made and (self.target.keep_workdir or failed)
+        if made and not keep:
             shutil.rmtree(self.workdir, ignore_errors=True)
         return SimulationResult(
             name=self.name,
@@ -250,7 +252,7 @@ class BaseSimulation:
             steps=self.steps,
             error=error,
             notes=self.notes,
-            workdir=str(self.workdir) if keep and self.workdir != Path() else "",
+            workdir=str(self.workdir) if keep else "",
         )
 
     def _start(self) -> None:
@@ -275,6 +277,7 @@ class BaseSimulation:
             url = self.app.start()
         self._connect(url)
         if self.target.attached:
+            self._foreign_dialogs = {d["id"] for d in self.client.pending()}
             self._configure_attached_provider()
 
     def launch_spec(self) -> AppSpec:
@@ -352,7 +355,8 @@ class BaseSimulation:
         try:
             with contextlib.suppress(HookApiError):
                 for dialog in client.pending():  # never leave a dialog of ours waiting
-                    client.reject(dialog["id"], "simulation ended")
+                    if dialog["id"] not in self._foreign_dialogs:
+                        client.reject(dialog["id"], "simulation ended")
             if self._original_discussion:
                 client.wait_for_task(client.set_value("active_discussion", self._original_discussion))
             if self.discussion:
@@ -456,12 +460,16 @@ class BaseSimulation:
             raise SimulationError("no scripted provider")
         return self.provider
 
-    def set_field(self, name: str, value: Any) -> None:
-        """Change a setting as the user; an attached app gets its old value back at the end."""
+    def set_field(self, name: str, value: Any, *, typed: bool = False) -> None:
+        """Change a setting as the user (``typed``: type the text in); an attached app gets its
+        old value back at the end."""
         if self.target.attached:
             owner = self.client.get_value("current_provider") if name in PER_PROVIDER_FIELDS else ""
             self._originals.setdefault((name, owner), self.client.get_value(name))
-        self.user.set(name, value)
+        if typed:
+            self.user.type_into(name, value)
+        else:
+            self.user.set(name, value)
 
     def switch_provider(self, name: str) -> None:
         """Make the fake ``name`` the active provider (an attached app is pointed at it by URL)."""
@@ -484,7 +492,7 @@ class BaseSimulation:
 
     def start_send(self, message: str) -> None:
         """Type ``message`` into the message box and press Gen + Send."""
-        self.user.type_into("ai_input", message)
+        self.set_field("ai_input", message, typed=True)
         self.user.click("btn_gen_send")
 
     def wait_response(self, timeout: float = DEFAULT_WAIT_S) -> dict[str, Any]:

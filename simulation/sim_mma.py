@@ -38,7 +38,7 @@ class MMASimulation(BaseSimulation):
     def run(self) -> None:
         self.fake.push_group("plan")
         with self.step("type the epic and press Plan Epic"):
-            self.user.type_into("mma_epic_input", EPIC)
+            self.set_field("mma_epic_input", EPIC, typed=True)
             self.user.click("btn_mma_plan_epic")
             proposal = self.client.wait_for_event("track_proposal", timeout=MMA_TIMEOUT_S)["payload"]
             self.expect_equal(

@@ -127,9 +127,10 @@ def test_attached_runs_leave_the_app_as_they_found_it(tmp_path: Path) -> None:
             before = client.state()
             wrong = run(ToolsSimulation, Target.attach(url, "wrong-token"), tmp_path / "runs")
             assert not wrong.passed and "Unauthorized" in wrong.error
-            for cls in (SCENARIOS["context"], ToolsSimulation, ExecutionSimulation):
+            for cls in SCENARIOS.values():
                 result = run(cls, Target.attach(url, "s3cret-token"), tmp_path / "runs")
                 assert result.passed, result.report()
+                assert result.notes or cls.name not in ("context", "ai_settings", "discussion")
             after = client.state()
         for field in (
             "current_provider",
@@ -144,8 +145,18 @@ def test_attached_runs_leave_the_app_as_they_found_it(tmp_path: Path) -> None:
             "context_presets",
             "context_strategy",
             "pending_dialogs",
+            "system_prompt",
+            "temperature",
+            "top_p",
+            "max_tokens",
+            "proposed_tracks",
+            "mma_epic_input",
         ):
             assert after[field] == before[field], field
+        # No action deletes a track: the MMA run's track stays listed (its folder went with the run).
+        assert [t["title"] for t in after["mma_tracks"]] == [t["title"] for t in before["mma_tracks"]] + [
+            "Login form"
+        ]
     finally:
         app.stop()
     assert "stopped cleanly" in app.stderr_text()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from manual_slop.automation import ActionCall, InvalidValue
@@ -336,6 +337,11 @@ def _register_fields(ctrl: AppController) -> None:
         lambda: str(ctrl.paths.project_file),
     )
     reg(
+        "recent_projects",
+        Field(list, [], "Recently opened project files, newest first (read-only)", items=str),
+        ctrl.recent_projects,
+    )
+    reg(
         "session_dir",
         Field(str, "", "This session's log folder (read-only)"),
         lambda: str(ctrl.session_log.root),
@@ -390,4 +396,23 @@ def _register_actions(ctrl: AppController) -> None:
     reg("btn_approve", decide(True), "Approve the oldest pending dialog as it stands")
     reg("btn_reject", decide(False), "Reject the oldest pending dialog")
     reg("btn_reload_project", lambda call: ctrl.reload_project(), "Re-read the project and history files")
+    project_path = Field(str, "", pattern=r"\S.*\.toml", pattern_doc="a path ending in .toml")
+    reg(
+        "btn_open_project",
+        lambda call: ctrl.open_project(Path(_need_user_data(call))),
+        "Save the current project and open another (user_data: its .toml path)",
+        user_data=project_path,
+    )
+    reg(
+        "btn_new_project",
+        lambda call: ctrl.new_project(Path(_need_user_data(call))),
+        "Create a project file with defaults and open it (user_data: the new .toml path)",
+        user_data=project_path,
+    )
     reg("btn_dismiss_notifications", dismiss_notifications, "Clear the notification list")
+
+
+def _need_user_data(call: ActionCall) -> Any:
+    if call.user_data is None:
+        raise InvalidValue("this action needs user_data")
+    return call.user_data

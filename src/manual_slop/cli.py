@@ -160,9 +160,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not headless and not display_available():
         _say("no display found; starting headless")
         headless = True
-    elif not headless:
-        _say("the desktop window is not built yet; starting headless")
-        headless = True
 
     from manual_slop.ai import ai_client
     from manual_slop.controller import AppController, LaunchOptions
@@ -201,7 +198,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             hook_server = _start_hook_server(controller)
         _say(f"running {controller.mode}: project {controller.paths.project_file}")
         _say(f"session logs: {controller.session_log.root}")
-        HeadlessTicker(controller).run()
+        if headless:
+            HeadlessTicker(controller).run()
+        else:
+            from manual_slop.gui import App
+
+            App(controller).run()
     except HookStartError as exc:
         _say(f"error: {exc}")
         code = 2

@@ -37,6 +37,7 @@ from manual_slop.automation import (
     AutomationError,
     FeatureUnavailable,
     FieldRegistry,
+    InvalidValue,
     SelectorRegistry,
 )
 from manual_slop.clutch import AllowRule, ExecutionClutch, RuleError
@@ -130,6 +131,7 @@ class AppController:
         self.stop_requested = threading.Event()
         self._stop_signalled = False  # set by signal handlers, which must not take locks
         self._wake = threading.Event()
+        self._wake_listeners: tuple[Callable[[], None], ...] = ()
         self._shut_down = False
         self._frame_failure: tuple[float, str] | None = None
 
@@ -188,6 +190,8 @@ class AppController:
         self.tab_bars = SelectorRegistry("tab bar")
         self._task_handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
         self._shutdown_hooks: list[Callable[[], None]] = []
+        self._switch_guards: list[Callable[[], str | None]] = []
+        self._project_hooks: list[Callable[[], None]] = []
         self._backend = backend
         from manual_slop.bindings import register_all
 
@@ -413,23 +417,48 @@ class AppController:
     # the frame (main thread)
     # =====================================================================================
     def run_frame(self, render: Callable[[], None] | None = None) -> None:
-        """One frame: drain everything other threads posted, then render (GUI only)."""
+        """One frame: drain everything other threads posted, then render (if given)."""
+        self.begin_frame()
+        try:
+            if render is not None:
+                render()
+        except Exception as exc:
+            self.record_frame_failure(exc)
+        finally:
+            self.end_frame()
+
+    def begin_frame(self) -> None:
+        """Start of a frame (main thread): timing starts, pending work is applied."""
         self.perf.frame_start()
         self._wake.clear()
         try:
             with self.perf.scope("process_pending"):
                 self.process_pending()
-            if render is not None:
-                render()
-        except Exception as exc:
-            self._frame_failure = (time.monotonic(), f"{type(exc).__name__}: {exc}")
-            log.exception("frame failed")
-        finally:
-            self.perf.frame_end()
+        except Exception as exc:  # process_pending guards each task; this is a bug net
+            self.record_frame_failure(exc)
+
+    def end_frame(self) -> None:
+        """End of a frame (main thread)."""
+        self.perf.frame_end()
+
+    def record_frame_failure(self, exc: BaseException) -> None:
+        """A frame (or a panel in it) raised: reported by health() for the next 2 s."""
+        self._frame_failure = (time.monotonic(), f"{type(exc).__name__}: {exc}")
+        log.error("frame failed: %s", self._frame_failure[1], exc_info=exc)
 
     def _poke(self) -> None:
         if not self._wake.is_set():  # is_set takes no lock; set() does
             self._wake.set()
+            for listener in self._wake_listeners:
+                listener()
+
+    def add_wake_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` (from the posting thread) when work is posted to an idle frame loop.
+
+        The GUI registers a thread-safe "wake the event loop" call here, so a task posted
+        while the window idles is applied at once instead of at the next idle tick.
+        """
+        self._wake_listeners = (*self._wake_listeners, listener)
 
     def wait_for_work(self, timeout: float) -> None:
         """Sleep until something is posted or ``timeout`` passes (headless ticker)."""
@@ -659,6 +688,44 @@ class AppController:
             if problem.severity != "info":
                 self.notify(problem.severity, str(problem))
 
+    def open_project(self, project_file: Path) -> None:
+        """Switch to another project file (main thread); the current project is saved first."""
+        if not self.on_main_thread():
+            raise RuntimeError("open_project must run on the main thread")
+        target = project_file.expanduser().resolve()
+        if not target.is_file():
+            raise InvalidValue(f"project file {target} does not exist")
+        for guard in self._switch_guards:
+            reason = guard()
+            if reason:
+                raise InvalidValue(f"cannot switch projects: {reason}")
+        self.flush()
+        self.paths = AppPaths(self.paths.config_file, target, self.paths.log_dir)
+        self._project_file = TomlFile(self.paths.project_file, PROJECT_SCHEMA)
+        self._history_file = TomlFile(self.paths.history_file, HISTORY_SCHEMA)
+        self.reload_project()
+        self._remember_project()
+        for hook in self._project_hooks:
+            hook()
+        self.publish("project_opened", {"project_file": str(target)})
+
+    def new_project(self, project_file: Path) -> None:
+        """Create a project file with defaults beside nothing existing, then open it (main thread)."""
+        target = project_file.expanduser().resolve()
+        if target.exists():
+            raise InvalidValue(f"{target} already exists; open it instead")
+        if target.suffix != ".toml":
+            raise InvalidValue(f"a project file must end in .toml, got {target.name}")
+        if not target.parent.is_dir():
+            raise InvalidValue(f"folder {target.parent} does not exist")
+        defaults = TomlFile(target, PROJECT_SCHEMA).load().data
+        set_path(defaults, "project.name", target.stem)
+        TomlFile(target, PROJECT_SCHEMA).save(defaults)
+        self.open_project(target)
+
+    def recent_projects(self) -> list[str]:
+        return list(get_path(self._config_doc, "projects.recent", []))
+
     def flush(self) -> None:
         """Dual flush: project + history, then the global config (main thread)."""
         if not self.on_main_thread():
@@ -674,6 +741,15 @@ class AppController:
     # =====================================================================================
     # lifetime
     # =====================================================================================
+    def on_project_opened(
+        self, hook: Callable[[], None], guard: Callable[[], str | None] | None = None
+    ) -> None:
+        """``hook`` runs (main thread) after another project was opened; ``guard`` may refuse the
+        switch beforehand by returning the reason (e.g. a track is still running)."""
+        self._project_hooks.append(hook)
+        if guard is not None:
+            self._switch_guards.append(guard)
+
     def on_shutdown(self, hook: Callable[[], None]) -> None:
         """Run ``hook`` (main thread) at the start of :meth:`shutdown`; it must bound its own waits."""
         self._shutdown_hooks.append(hook)

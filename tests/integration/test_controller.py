@@ -375,3 +375,25 @@ def test_concurrent_comms_entries_are_numbered_in_view_order(make_controller) ->
         t.join(5)
     ctrl.run_frame()
     assert [e["seq"] for e in ctrl.state.comms_log] == list(range(1, 801))
+
+
+def test_open_and_new_project_switch_the_state_and_remember_it(make_controller, app_dir: Path) -> None:
+    ctrl = make_controller()
+    ctrl.fields.set("system_prompt", "first project")
+    other = app_dir / "other.toml"
+    ctrl.actions.invoke("btn_new_project", str(other))
+    assert ctrl.paths.project_file == other.resolve()
+    assert ctrl.state.project_name == "other" and ctrl.state.system_prompt == ""
+    assert (
+        tomllib.loads((app_dir / "manual_slop.toml").read_text())["project"]["system_prompt"]
+        == "first project"
+    )
+    ctrl.actions.invoke("btn_open_project", str(app_dir / "manual_slop.toml"))
+    assert ctrl.state.system_prompt == "first project"
+    assert ctrl.fields.get("recent_projects")[:2] == ["manual_slop.toml", "other.toml"]
+    with pytest.raises(InvalidValue, match="already exists"):
+        ctrl.actions.invoke("btn_new_project", str(other))
+    with pytest.raises(InvalidValue, match="does not exist"):
+        ctrl.actions.invoke("btn_open_project", str(app_dir / "missing.toml"))
+    events = [e.type for e in ctrl.journal.read(0, limit=10_000)[0]]
+    assert events.count("project_opened") == 2

@@ -264,6 +264,7 @@ EVENT_TYPES: dict[str, str] = {
     "pending_added": "a dialog waits for a decision: {id, kind, created, payload}",
     "pending_resolved": "a pending dialog was decided: {id, kind, approved, abort, decider}",
     "mma_state": "the MMA view state changed: {status?, active_tier?, tier_usage?, tickets?, track?}",
+    "project_opened": "another project file was opened: {project_file}",
     "ticket_status": (
         "a ticket changed: {track_id, ticket_id, status, retry_count, blocked_reason, assigned_to}"
     ),

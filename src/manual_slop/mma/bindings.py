@@ -76,6 +76,7 @@ def register(ctrl: AppController) -> None:
     runtime = MMARuntime(ctrl, default_services(ctrl))
     ctrl.mma = runtime  # type: ignore[attr-defined]
     ctrl.on_shutdown(runtime.shutdown)
+    ctrl.on_project_opened(runtime.project_opened, runtime.switch_refusal)
     _register_fields(ctrl, runtime)
     _register_actions(ctrl, runtime)
     runtime.load_tracks()

@@ -108,6 +108,23 @@ class MMARuntime:
             self.ctrl.state.active_track = latest.summary()
             self.ctrl.state.mma_tickets = [t.to_dict() for t in latest.tickets]
 
+    def switch_refusal(self) -> str | None:
+        """Why the project may not be switched now (None = it may)."""
+        if self.running():
+            return "an MMA track is running; pause or abort it first"
+        if self._planning is not None and self._planning.is_alive():
+            return "MMA planning is in progress"
+        return None
+
+    def project_opened(self) -> None:
+        """Another project is open: show its tracks, forget the old project's MMA view."""
+        state = self.ctrl.state
+        state.active_track = None
+        state.mma_tickets = []
+        state.proposed_tracks = []
+        state.mma_status = "idle"
+        self.load_tracks()
+
     def tracks(self) -> list[dict[str, Any]]:
         with self._lock:
             tracks = list(self._tracks.values())

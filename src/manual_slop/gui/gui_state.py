@@ -1,0 +1,94 @@
+"""The window's own state: what is typed but not yet applied, filters, selections, toasts.
+
+Nothing here is application state (that is ``controller.state``); it is the view's
+memory between frames, held in one explicit object instead of module globals or
+function attributes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from manual_slop.gui.text_view import LongText
+
+__all__ = ["GuiState", "LogFilter", "Toast"]
+
+TOAST_SECONDS = 6.0
+
+
+@dataclass(slots=True)
+class Toast:
+    level: str
+    message: str
+    shown_at: float
+
+
+@dataclass(slots=True)
+class LogFilter:
+    """Filter of a log view plus the cached indices that pass it."""
+
+    text: str = ""
+    tier: str = ""  # "" = every tier
+    kind: str = ""  # "" = every kind
+    selected: int | None = None  # index into the full log
+    cached_key: tuple[Any, ...] = ()
+    cached_rows: list[int] = field(default_factory=list)
+    user_count: int = 0  # entries already filtered into cached_rows
+    cells: dict[int, tuple[str, ...]] = field(default_factory=dict)  # entry index -> cell texts
+    detail: tuple[Any, str] = (None, "")  # (selected entry, its pretty JSON)
+
+
+@dataclass(slots=True)
+class GuiState:
+    """Per-window view state (main thread only)."""
+
+    toasts: list[Toast] = field(default_factory=list)
+    edit_buffers: dict[str, str] = field(default_factory=dict)  # field -> text being typed
+    palette_open: bool = False
+    palette_query: str = ""
+    palette_selected: int = 0
+    comms_filter: LogFilter = field(default_factory=LogFilter)
+    tool_filter: LogFilter = field(default_factory=LogFilter)
+    # dialog id -> edit buffers of the modal showing it (dropped when the dialog goes)
+    modal_buffers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    open_modal_id: str | None = None
+    discussion_edit: dict[int, bool] = field(default_factory=dict)  # entry index -> editing
+    entry_buffers: dict[int, str] = field(default_factory=dict)  # entry index -> text being edited
+    takes_shown: str = ""  # the take the tab bar showed last frame
+    new_entry_role: str = "User"
+    new_entry_text: str = ""
+    new_discussion_name: str = ""
+    logs_session: str = ""  # folder of a prior session opened read-only
+    logs_stream: str = "comms"
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+    logs_loaded: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    logs_filters: dict[str, LogFilter] = field(default_factory=lambda: defaultdict(LogFilter))
+    project_path_input: str = ""
+    proposal_choice: list[bool] = field(default_factory=list)  # which proposed tracks to accept
+    ticket_edits: dict[str, dict[str, str]] = field(default_factory=dict)  # ticket id -> typed text
+    dag_editor: Any = None  # the node editor context of the Task DAG
+    dag_ids: dict[str, int] = field(default_factory=dict)  # ticket id -> node id base
+    dag_placed: set[str] = field(default_factory=set)  # tickets positioned once
+    dag_fit: bool = True  # zoom to fit at the next frame
+    base_dir_cache: tuple[Any, str] = ((), "")  # (project file, base dir) -> resolved path
+    context_text: LongText = field(default_factory=LongText)  # lines of the context preview
+    tier_texts: dict[str, LongText] = field(default_factory=dict)
+    tier_index: dict[str, list[int]] = field(default_factory=dict)  # tier -> comms indices
+    tier_seen: tuple[Any, int] = (None, 0)  # (first seq, entries indexed) of the comms log
+    usage: Any = None  # manual_slop.gui.panels.usage.UsageSeries, built lazily
+    last_response: str = ""  # the response the Response tab was last brought forward for
+    fps_history: list[float] = field(default_factory=list)
+    frame_ms_history: list[float] = field(default_factory=list)
+    cpu_history: list[float] = field(default_factory=list)
+
+    def toast(self, level: str, message: str) -> None:
+        self.toasts.append(Toast(level, message, time.monotonic()))
+        del self.toasts[:-5]  # keep the newest five
+
+    def live_toasts(self) -> list[Toast]:
+        now = time.monotonic()
+        self.toasts = [t for t in self.toasts if now - t.shown_at < TOAST_SECONDS]
+        return self.toasts

@@ -1,0 +1,80 @@
+"""Context: strategy and budget, the compiled Markdown, its token estimate, presets, MD Only."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from imgui_bundle import ImVec2, imgui
+
+from manual_slop.gui.inputs import combo_field
+from manual_slop.gui.text_view import render_long_text
+from manual_slop.gui.widgets import COLORS, spinner_text
+
+if TYPE_CHECKING:
+    from manual_slop.gui.ui import Ui
+
+__all__ = ["render_context"]
+
+
+def render_context(ui: Ui) -> None:
+    ctrl, gui = ui.ctrl, ui.gui
+    imgui.push_item_width(imgui.get_content_region_avail().x * 0.45)
+    combo_field(ui, "Strategy", "context_strategy", ["full", "summarize", "auto"])
+    budget = int(ctrl.fields.get("context_token_budget"))
+    changed, value = imgui.input_int("Token budget", budget, 1000, 10000)
+    if changed:
+        ui.act.set("context_token_budget", max(256, value))
+    threshold = int(ctrl.fields.get("context_full_threshold"))
+    changed, value = imgui.input_int("Full up to (tokens)", threshold, 500, 5000)
+    if changed:
+        ui.act.set("context_full_threshold", max(1, value))
+    imgui.pop_item_width()
+
+    if imgui.button("Compile preview"):
+        ui.act.click("btn_refresh_context")
+    imgui.same_line()
+    if imgui.button("MD Only"):
+        ui.act.click("btn_md_only")
+    imgui.same_line()
+    status = str(ctrl.fields.get("context_status"))
+    imgui.text_disabled(f"{spinner_text()} {status}" if status.endswith("...") else status)
+    tokens = int(ctrl.fields.get("context_tokens") or 0)
+    fraction = tokens / budget if budget else 0.0
+    color = COLORS["error"] if fraction > 1.0 else COLORS["in_progress"]
+    imgui.push_style_color(imgui.Col_.plot_histogram, color)
+    imgui.progress_bar(min(fraction, 1.0), ImVec2(-1, 0), f"{tokens:,} / {budget:,} tokens")
+    imgui.pop_style_color()
+    last_md = str(ctrl.fields.get("last_md_path") or "")
+    if last_md:
+        imgui.text_disabled(f"last MD Only: {last_md}")
+
+    _presets(ui)
+    imgui.separator_text("Compiled context")
+    render_long_text("##context_preview", str(ctrl.fields.get("context_preview") or ""), gui.context_text)
+
+
+def _presets(ui: Ui) -> None:
+    presets = [str(p) for p in ui.ctrl.fields.get("context_presets")]
+    imgui.separator_text(f"Presets ({len(presets)})")
+    for name in presets:
+        imgui.push_id(name)
+        if imgui.small_button("Load"):
+            ui.act.click("btn_load_preset", name)
+        imgui.same_line()
+        if imgui.small_button("Delete"):
+            ui.act.click("btn_delete_preset", name)
+        imgui.same_line()
+        imgui.text_unformatted(name)
+        imgui.pop_id()
+    buffers = ui.gui.edit_buffers
+    imgui.set_next_item_width(-110)
+    _, buffers["preset_name"] = imgui.input_text_with_hint(
+        "##preset", "preset name", buffers.get("preset_name", "")
+    )
+    imgui.same_line()
+    if (
+        imgui.button("Save preset")
+        and buffers["preset_name"].strip()
+        and ui.act.click("btn_save_preset", buffers["preset_name"].strip())
+    ):
+        buffers["preset_name"] = ""

@@ -1,0 +1,31 @@
+"""A read-only view of long text: split into lines once per text, only visible lines drawn."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from imgui_bundle import ImVec2, imgui
+
+from manual_slop.gui.widgets import clipped_rows
+
+__all__ = ["LongText", "render_long_text"]
+
+
+@dataclass(slots=True)
+class LongText:
+    """The lines of the text last shown (recomputed only when the text object changes)."""
+
+    source_id: int = 0
+    source_len: int = -1
+    lines: list[str] = field(default_factory=list)
+
+
+def render_long_text(view_id: str, text: str, cache: LongText, size: ImVec2 | None = None) -> None:
+    """Draw ``text`` in a scrolling child window; copying a megabyte per frame is avoided."""
+    if id(text) != cache.source_id or len(text) != cache.source_len:
+        cache.source_id, cache.source_len = id(text), len(text)
+        cache.lines = text.splitlines() or [""]
+    if imgui.begin_child(view_id, size or ImVec2(0, 0), imgui.ChildFlags_.borders):
+        lines = cache.lines
+        clipped_rows(len(lines), lambda i: imgui.text_unformatted(lines[i]))
+    imgui.end_child()

@@ -1,0 +1,88 @@
+"""What every panel receives: read access to the controller and the GUI's own state,
+and actions that go through the same registries as the Hook API.
+
+Panels run on the main thread, so :class:`Actions` applies changes at once (the Hook API
+queues the same operations as task dicts). A rejected change never raises into the
+frame: it becomes a toast the user can read.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from manual_slop.automation import AutomationError
+from manual_slop.dialogs import DialogPayloadError
+
+if TYPE_CHECKING:
+    from manual_slop.controller import AppController
+    from manual_slop.gui.gui_state import GuiState
+    from manual_slop.state import AppState
+
+__all__ = ["Actions", "Ui"]
+
+
+class Actions:
+    """Field writes, button clicks and dialog decisions on behalf of the user (main thread)."""
+
+    def __init__(self, controller: AppController, gui: GuiState) -> None:
+        self._ctrl = controller
+        self._gui = gui
+
+    def set(self, field: str, value: Any) -> bool:
+        """Validate and apply; False (and a toast) when refused."""
+        try:
+            self._ctrl.fields.set(field, value)
+        except AutomationError as exc:
+            self._gui.toast("error", str(exc))
+            return False
+        return True
+
+    def click(self, action: str, user_data: Any = None) -> bool:
+        self._ctrl.perf.record_input()
+        try:
+            self._ctrl.actions.invoke(action, user_data, source="gui")
+        except AutomationError as exc:
+            self._gui.toast("error", str(exc))
+            return False
+        return True
+
+    def select(self, listbox: str, item: str) -> bool:
+        try:
+            self._ctrl.listboxes.select(listbox, item)
+        except AutomationError as exc:
+            self._gui.toast("error", str(exc))
+            return False
+        return True
+
+    def decide(
+        self, dialog_id: str, approved: bool, payload: dict[str, Any] | None = None, abort: bool = False
+    ) -> bool:
+        """Approve or reject a pending dialog (the GUI path of resolve_pending_action)."""
+        self._ctrl.perf.record_input()
+        try:
+            outcome = self._ctrl.clutch.resolve(dialog_id, approved, payload, abort=abort, decider="gui")
+        except DialogPayloadError as exc:
+            self._gui.toast("error", f"edit refused: {exc}")
+            return False
+        if outcome != "resolved":
+            self._gui.toast("warning", f"that dialog was already {outcome.replace('_', ' ')}")
+            return False
+        return True
+
+
+@dataclass(slots=True)
+class Ui:
+    """Bundle handed to every panel: ``ui.state`` to read, ``ui.act`` to change things."""
+
+    ctrl: AppController
+    gui: GuiState
+    act: Actions
+
+    @property
+    def state(self) -> AppState:
+        return self.ctrl.state
+
+    def now(self) -> float:
+        return time.monotonic()

@@ -1,0 +1,67 @@
+"""GUI tests run the real window under Xvfb (software GL), driven by ImGui's test engine.
+
+``display`` starts Xvfb itself when there is no display (``make test`` installs the
+``xvfb`` package); ``run_gui`` runs an App in this process with a test function.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.xvfb import XvfbMissing, xvfb_display
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+
+
+@pytest.fixture(scope="session")
+def display() -> Iterator[str]:
+    """A display for the window: the current one, or a private Xvfb started here."""
+    if os.environ.get("DISPLAY") and not os.environ.get("SLOP_TEST_OWN_XVFB"):
+        yield os.environ["DISPLAY"]
+        return
+    try:
+        with xvfb_display() as name:
+            yield name
+    except XvfbMissing as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture
+def run_gui(display: str) -> Callable[..., None]:
+    """Run ``App(controller)`` with ``test_fn(ctx, app)``; re-raises test failures."""
+    from imgui_bundle.immapp import testing
+
+    from manual_slop.gui import App, kept_signal_dispositions
+
+    def runner(controller, test_fn, *, size: tuple[int, int] = (1280, 800), setup=None) -> None:
+        app = App(controller, size=size)
+        app.runner_params.ini_disable = True
+        if setup is not None:
+            setup(app)
+        with kept_signal_dispositions():
+            testing.run(
+                test_function=lambda ctx: test_fn(ctx, app),
+                runner_params=app.runner_params,
+                add_ons_params=app.add_ons,
+            )
+
+    return runner
+
+
+def frames_until(ctx, predicate: Callable[[], bool], max_frames: int = 600) -> None:
+    """Yield frames until ``predicate()`` holds; fail after ``max_frames``."""
+    for _ in range(max_frames):
+        if predicate():
+            return
+        ctx.yield_()
+    raise AssertionError(f"condition not met within {max_frames} frames")

@@ -195,6 +195,8 @@ class LaunchedApp:
             if "stopped cleanly" not in self.stderr_text():
                 raise LaunchError(f"the app did not report a clean stop:\n{self._tail()}")
         finally:
+            if proc.poll() is None:  # whatever went wrong above, never leave it running
+                self._terminate()
             atexit.unregister(self._terminate)
             self._proc = None
 

@@ -276,9 +276,21 @@ class BaseSimulation:
             )
             url = self.app.start()
         self._connect(url)
+        if self.app is not None:
+            self._check_mode(self.app.mode)
         if self.target.attached:
             self._foreign_dialogs = {d["id"] for d in self.client.pending()}
             self._configure_attached_provider()
+
+    def _check_mode(self, mode: LaunchMode) -> None:
+        """The launched app runs the way it was asked to; a window has drawn frames."""
+        self.expect_equal(self.client.status()["mode"], str(mode), f"the app runs in {mode} mode")
+        if mode is LaunchMode.GUI:  # the server answers before the window's first frame
+            self.wait_for(
+                "the window is drawing frames",
+                self.client.health,
+                lambda h: h["healthy"] and h["frames"] > 0,
+            )
 
     def launch_spec(self) -> AppSpec:
         """The launched app's config (provider → the fake), project and environment."""
@@ -559,6 +571,7 @@ class BaseSimulation:
         self._client.close() if self._client else None
         url = self.app.restart()
         self._connect(url)
+        self._check_mode(self.app.mode)
 
 
 def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> None:

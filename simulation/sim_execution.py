@@ -42,6 +42,11 @@ class ExecutionSimulation(BaseSimulation):
             self.expect_equal(
                 dialog["payload"]["base_dir"], str(self.workspace.resolve()), "the dialog shows where it runs"
             )
+            self.wait_for(
+                "the app shows it (pending_dialogs, the modal's source)",
+                lambda: [d["id"] for d in self.client.get_value("pending_dialogs")],
+                lambda ids: dialog["id"] in ids,
+            )
         with self.step("reject it with a reason"):
             calls_before = self.fake.call_count()
             self.user.reject(dialog, REASON)

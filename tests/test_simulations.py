@@ -1,6 +1,8 @@
 """Every simulation scenario against a real headless app (launched as a subprocess),
-a deliberately misconfigured app that each of four scenarios must catch, the command
-line, and a run attached to an app started beforehand (whose settings must come back)."""
+sim_execution and sim_mma against the desktop app under Xvfb, a deliberately
+misconfigured setup that each of four scenarios must catch, the command line, a run
+attached to an app started beforehand (whose settings must come back), and a run
+terminated midway (whose app must not outlive it)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +26,7 @@ from simulation.sim_tools import ToolsSimulation
 
 from manual_slop.hooks import ApiHookClient
 from tests.fakes import Reply
+from tests.xvfb import XvfbMissing, xvfb_display
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,6 +45,27 @@ def test_scenario_passes_against_a_headless_app(name: str, tmp_path: Path) -> No
     assert len(result.checks) >= 20 and not result.failed_checks()
     assert result.steps[-1].phase == "teardown" and result.steps[-1].checks[-1].passed  # clean exit checked
     assert not any(tmp_path.iterdir()), "the work folder of a passing scenario is removed"
+
+
+@pytest.fixture(scope="module")
+def gui_display() -> Iterator[str]:
+    """A display for the window: the current one, or a private Xvfb (``make test`` installs it)."""
+    if os.environ.get("DISPLAY") and not os.environ.get("SLOP_TEST_OWN_XVFB"):
+        yield os.environ["DISPLAY"]
+        return
+    try:
+        with xvfb_display() as name:
+            yield name
+    except XvfbMissing as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.mark.parametrize("name", ["execution", "mma"])
+def test_scenario_passes_against_the_gui_app(name: str, gui_display: str, tmp_path: Path) -> None:
+    result = run(SCENARIOS[name], Target(launch=LaunchMode.GUI), tmp_path)
+    assert result.passed, result.report()
+    labels = [c.label for c in result.checks]
+    assert "the app runs in gui mode" in labels and "the window is drawing frames" in labels
 
 
 class FaultsThatNeverFail(FaultsSimulation):
@@ -189,11 +214,23 @@ def test_a_terminated_run_still_stops_its_app(moment: str, tmp_path: Path) -> No
         app_pid = json.loads(sessions[0].read_text())["pid"]
         runner.send_signal(signal.SIGTERM)
         out, err = runner.communicate(timeout=60)
+        alive = _alive(app_pid)
     finally:
         if runner.poll() is None:
             runner.kill()
             runner.wait(10)
+        for session in tmp_path.glob("sim_ai_settings_*/logs/sessions/*/session.json"):
+            pid = json.loads(session.read_text())["pid"]
+            if _alive(pid):  # the harness failed: do not leave its app behind for other tests
+                os.kill(pid, signal.SIGKILL)
     assert runner.returncode == 128 + signal.SIGTERM, out + err
     assert "interrupted; the running scenario's app was stopped" in err
-    with pytest.raises(ProcessLookupError):
-        os.kill(app_pid, 0)
+    assert not alive, "the app outlived the harness"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

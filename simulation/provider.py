@@ -64,6 +64,7 @@ from simulation.errors import TurnScriptError
 __all__ = [
     "HTTP_FAKES",
     "TURNS_DIR",
+    "TURN_KEYS",
     "ScriptedProvider",
     "TurnScript",
     "parse_turn",
@@ -78,7 +79,7 @@ HTTP_FAKES: dict[str, type[FakeServer]] = {
     "gemini": GeminiFake,
 }
 
-_TURN_KEYS: dict[str, tuple[type, ...]] = {
+TURN_KEYS: dict[str, tuple[type, ...]] = {
     "text": (str,),
     "calls": (list,),
     "json": (dict, list),
@@ -106,9 +107,9 @@ _KIND_KEYS: dict[str, frozenset[str]] = {
 def parse_turn(spec: Mapping[str, Any], where: str = "turn") -> list[Turn]:
     """The fake-server turns one turn table describes (``repeat`` copies)."""
     for key, value in spec.items():
-        if key not in _TURN_KEYS:
-            raise TurnScriptError(f"{where}: unknown key {key!r}; known: {', '.join(sorted(_TURN_KEYS))}")
-        expected = _TURN_KEYS[key]
+        if key not in TURN_KEYS:
+            raise TurnScriptError(f"{where}: unknown key {key!r}; known: {', '.join(sorted(TURN_KEYS))}")
+        expected = TURN_KEYS[key]
         if not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
             names = " or ".join(t.__name__ for t in expected)
             raise TurnScriptError(f"{where}: {key}: expected {names}, got {type(value).__name__}")

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from simulation import BaseSimulation
-from simulation.provider import _TURN_KEYS
+from simulation.provider import TURN_KEYS
 from simulation.runner import SCENARIOS, _parser
 
 GUIDE = Path(__file__).resolve().parents[3] / "docs" / "guide_simulations.md"
@@ -56,7 +56,7 @@ def test_the_base_simulation_table_matches_its_members() -> None:
 
 
 def test_the_turn_key_table_matches_the_parser() -> None:
-    assert sorted(names(row[0])[0] for row in table("### Turn files")) == sorted(_TURN_KEYS)
+    assert sorted(names(row[0])[0] for row in table("### Turn files")) == sorted(TURN_KEYS)
 
 
 def test_the_option_table_matches_the_command_line() -> None:

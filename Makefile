@@ -13,7 +13,12 @@ STAMP := $(VENV)/.installed
 # pip warns once per index folder it cannot find; that noise hides real errors.
 PIP_QUIET := grep -v -E "is ignored: it is neither a file nor a directory" || true
 
-.PHONY: help run test lint setup system-deps clean
+# The real Gemini CLI (npm), pinned, for the gemini_cli provider's tests and `make run`.
+GEMINI_CLI_VERSION := 0.61.0
+GEMINI_CLI_DIR := .tools/gemini-cli
+GEMINI_CLI_PKG := $(GEMINI_CLI_DIR)/node_modules/@google/gemini-cli/package.json
+
+.PHONY: help run test lint setup system-deps gemini-cli clean
 
 help:
 	@echo "make run    start Manual Slop (the desktop window, or headless without a display)"
@@ -40,14 +45,26 @@ system-deps:
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq xvfb >/dev/null; \
 	fi
 
+# Installs the pinned CLI into .tools/gemini-cli when node and npm exist (nothing to do when
+# that version is already there); without Node its tests are skipped and say why.
+gemini-cli:
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+		echo "node/npm not found: the Gemini CLI tests will be skipped"; \
+	elif [ "$$(node -p 'require("./$(GEMINI_CLI_PKG)").version' 2>/dev/null)" != "$(GEMINI_CLI_VERSION)" ]; then \
+		echo "installing @google/gemini-cli $(GEMINI_CLI_VERSION) into $(GEMINI_CLI_DIR) ..."; \
+		mkdir -p $(GEMINI_CLI_DIR); \
+		npm install --prefix $(GEMINI_CLI_DIR) --save-exact --no-audit --no-fund --loglevel=error \
+			@google/gemini-cli@$(GEMINI_CLI_VERSION) >/dev/null; \
+	fi
+
 run: setup
 	@$(PY) sloppy.py $(ARGS)
 
 lint: setup
 	@$(PY) -m ruff check src tests simulation sloppy.py
 
-test: setup system-deps lint
+test: setup system-deps gemini-cli lint
 	@$(PY) -m pytest
 
 clean:
-	rm -rf $(VENV) .pytest_cache tests/artifacts
+	rm -rf $(VENV) .pytest_cache tests/artifacts .tools

@@ -4,7 +4,8 @@
 Paths are checked before anything is read: a bad flag or an unusable path ends
 the program with one line on stderr and exit code 2. Without a display the app
 runs headless and says so. SIGINT and SIGTERM stop it cleanly (dual flush).
-The Hook API starts in headless mode (or with ``hook.enabled`` / ``--enable-test-hooks``)
+The Hook API starts in headless mode (or with ``hook.enabled`` / ``--enable-test-hooks``, or
+when the active provider is ``gemini_cli``, whose tool calls ask for approval over it)
 and announces itself with the only line written to stdout:
 ``hook server listening on http://HOST:PORT``.
 """
@@ -194,7 +195,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     hook_server = None
     code = 0
     try:
-        if controller.mode == "headless" or controller.setting("hook.enabled") or options.enable_test_hooks:
+        # the gemini CLI's tool calls ask for approval over the Hook API (scripts/cli_tool_bridge.py)
+        wanted = controller.setting("hook.enabled") or options.enable_test_hooks
+        if controller.mode == "headless" or wanted or controller.state.current_provider == "gemini_cli":
             hook_server = _start_hook_server(controller)
         _say(f"running {controller.mode}: project {controller.paths.project_file}")
         _say(f"session logs: {controller.session_log.root}")

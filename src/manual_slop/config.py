@@ -76,6 +76,7 @@ DEFAULT_MODELS: dict[str, str] = {
 CREDENTIAL_ENV_VARS: dict[str, str] = {
     "anthropic": "ANTHROPIC_API_KEY",
     "gemini": "GEMINI_API_KEY",
+    "gemini_cli": "GEMINI_API_KEY",  # the CLI authenticates with a Gemini API key too
     "deepseek": "DEEPSEEK_API_KEY",
     "minimax": "MINIMAX_API_KEY",
     "openai_compatible": "OPENAI_API_KEY",
@@ -143,6 +144,12 @@ def _global_schema() -> dict[str, Field]:
         str, "", "GGUF file of the local model ('' = bundled SmolLM2)"
     )
     schema["providers.gemini_cli.binary"] = Field(str, "gemini", "The gemini CLI executable (name or path)")
+    schema["providers.gemini_cli.approval_mode"] = Field(
+        str,
+        "yolo",
+        "Tools the gemini CLI offers (every call still waits in the Execution Clutch)",
+        choices=("yolo", "auto_edit", "plan", "default"),
+    )
     return schema
 
 

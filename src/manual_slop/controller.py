@@ -28,7 +28,7 @@ import traceback
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -40,21 +40,20 @@ from manual_slop.automation import (
     InvalidValue,
     SelectorRegistry,
 )
-from manual_slop.clutch import AllowRule, ExecutionClutch, RuleError
+from manual_slop.clutch import ExecutionClutch
 from manual_slop.config import (
     GLOBAL_SCHEMA,
-    HISTORY_SCHEMA,
-    PROJECT_SCHEMA,
     PROVIDER_NAMES,
     AppPaths,
     Credentials,
-    TomlFile,
 )
 from manual_slop.context.service import ContextService
 from manual_slop.dialogs import Decision, PendingDialog
+from manual_slop.documents import Documents
 from manual_slop.events import AsyncEventQueue, EventJournal, UserRequestEvent
 from manual_slop.perf import PerformanceMonitor
-from manual_slop.schema import Problem, get_path, set_path
+from manual_slop.requests import RequestBoard, RequestRecord
+from manual_slop.schema import Problem
 from manual_slop.session_log import Redactor, SessionLog
 from manual_slop.state import AppState, Notification
 from manual_slop.tasks import GuardedList, TaskBoard
@@ -65,7 +64,6 @@ __all__ = ["AppController", "ChatBackend", "LaunchOptions", "RequestRecord"]
 log = logging.getLogger(__name__)
 
 STALL_LIMIT_MS = 2000.0  # a frame loop silent for longer is reported unhealthy
-RECENT_PROJECTS_LIMIT = 10
 
 
 class ChatBackend(Protocol):
@@ -86,22 +84,6 @@ class LaunchOptions:
     hook_port: int | None = None
     enable_test_hooks: bool = False
     port_file: Path | None = None
-
-
-@dataclass(slots=True)
-class RequestRecord:
-    """One Gen + Send as automation sees it."""
-
-    request_id: str
-    prompt: str
-    state: str = "queued"  # queued | running | done | error
-    response: str | None = None
-    error: str | None = None
-    created: float = field(default_factory=time.time)
-    finished: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"state": self.state, "response": self.response, "error": self.error}
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,21 +118,12 @@ class AppController:
         self._frame_failure: tuple[float, str] | None = None
 
         # -- configuration (config first: it names the project) -------------------------
-        problems: list[Problem] = []
-        self._config_file = TomlFile(config_file, GLOBAL_SCHEMA)
-        loaded = self._config_file.load()
-        self._config_doc, config_existed = loaded.data, loaded.existed
-        problems += loaded.problems
-        self.paths = AppPaths.resolve(config_file, project_file, log_dir, self._config_doc)
-        self._project_file = TomlFile(self.paths.project_file, PROJECT_SCHEMA)
-        self._history_file = TomlFile(self.paths.history_file, HISTORY_SCHEMA)
-        project = self._project_file.load()
-        history = self._history_file.load()
-        self._project_doc, self._history_doc = project.data, history.data
-        problems += project.problems + history.problems
+        self.documents = Documents(config_file, project_file, log_dir)
+        problems: list[Problem] = list(self.documents.problems)
         self.credentials, credential_problems = Credentials.load(self.paths.credentials_file, environ)
         problems += credential_problems
-        self.hook_token: str = environ.get("SLOP_HOOK_TOKEN", "") or get_path(self._config_doc, "hook.token")
+        self.hook_token: str = environ.get("SLOP_HOOK_TOKEN", "") or self.setting("hook.token")
+        self.hook_api: tuple[str, str] | None = None  # (url, token) while a HookServer serves this app
 
         # -- services ---------------------------------------------------------------
         self.redactor = Redactor([*self.credentials.secret_values(), self.hook_token])
@@ -158,15 +131,13 @@ class AppController:
         self.journal = EventJournal()
         self.perf = PerformanceMonitor()
         self.tasks = TaskBoard()
-        self.state = AppState.from_documents(
-            self._config_doc, self._project_doc, self._history_doc, self.paths.project_file.stem
-        )
+        self.state = self.documents.state()
         self.context = ContextService(self)  # aggregation, AST cache, discussions, undo
         self.clutch = ExecutionClutch(
             audit=self.session_log.append_audit,
             publish=self._on_clutch_event,
             policy=self.state.approval_policy,
-            rules=self._load_rules(problems),
+            rules=self.documents.allow_rules(problems),
         )
 
         # -- cross-thread hand-off (Pattern B) ------------------------------------------
@@ -180,8 +151,7 @@ class AppController:
         self._log_seq_lock = threading.Lock()
         self._comms_seq = itertools.count(1)
         self._tool_seq = itertools.count(1)
-        self._requests: dict[str, RequestRecord] = {}
-        self._requests_lock = threading.Lock()
+        self.requests = RequestBoard()
 
         # -- automation registries ---------------------------------------------------------
         self.fields = FieldRegistry()
@@ -202,9 +172,9 @@ class AppController:
             level = "error" if problem.severity == "error" else problem.severity
             if level != "info":
                 self.notify(level, str(problem))
-        if not config_existed:
+        if not self.documents.config_existed:
             log.info("no config at %s; starting from defaults", config_file)
-        self._remember_project()
+        self.documents.remember_project()
 
         # -- asyncio worker (Pattern A) --------------------------------------------------
         self._executor = DaemonThreadExecutor("slop-request")
@@ -546,8 +516,7 @@ class AppController:
             context=self.context.request(),
             discussion=state.active_discussion,
         )
-        with self._requests_lock:
-            self._requests[request_id] = RequestRecord(request_id, prompt)
+        self.requests.add(request_id, prompt)
         if state.auto_add:
             self.context.discussions.append(_role(state, 0, "User"), prompt, label="send: user message")
         state.active_request_id = request_id
@@ -557,16 +526,10 @@ class AppController:
         return request_id
 
     def request_status(self, request_id: str) -> dict[str, Any] | None:
-        with self._requests_lock:
-            record = self._requests.get(request_id)
-            return record.to_dict() if record else None
+        return self.requests.status(request_id)
 
     def update_request(self, request_id: str, **changes: Any) -> None:
-        with self._requests_lock:
-            record = self._requests.get(request_id)
-            if record is not None:
-                for key, value in changes.items():
-                    setattr(record, key, value)
+        self.requests.update(request_id, **changes)
 
     def set_ai_status(self, status: str) -> None:
         """Change the status line (main thread) and announce it."""
@@ -589,15 +552,15 @@ class AppController:
             "max_tokens": state.max_tokens,
             "history_trunc_limit": state.history_trunc_limit,
             "system_prompt": state.system_prompt,
-            "fallback": list(get_path(self._config_doc, "ai.fallback", [])),
+            "fallback": list(self.setting("ai.fallback") or []),
             "providers": {
                 name: {
                     "model": state.provider_models.get(name, ""),
                     "base_url": state.provider_base_urls.get(name, ""),
                     "api_key": self.credentials.api_key(name),
                     "options": {
-                        option: get_path(self._config_doc, f"providers.{name}.{option}")
-                        for option in ("model_path", "binary")
+                        option: self.setting(f"providers.{name}.{option}")
+                        for option in ("model_path", "binary", "approval_mode")
                         if f"providers.{name}.{option}" in GLOBAL_SCHEMA
                     },
                 }
@@ -625,65 +588,23 @@ class AppController:
 
     def setting(self, dotted: str) -> Any:
         """A global-config value as loaded and normalized (e.g. ``"hook.port"``)."""
-        return get_path(self._config_doc, dotted)
+        return self.documents.setting(dotted)
+
+    @property
+    def paths(self) -> AppPaths:
+        return self.documents.paths
 
     # =====================================================================================
     # persistence
     # =====================================================================================
-    def _load_rules(self, problems: list[Problem]) -> list[AllowRule]:
-        rules: list[AllowRule] = []
-        for index, raw in enumerate(get_path(self._project_doc, "approval.rules", [])):
-            try:
-                rules.append(AllowRule.from_dict(raw, index))
-            except RuleError as exc:
-                problems.append(
-                    Problem(self.paths.project_file.name, "approval.rules", f"{exc}; rule ignored")
-                )
-        return rules
-
-    def _remember_project(self) -> None:
-        project = self.paths.project_file
-        try:
-            shown = str(project.relative_to(self.paths.config_file.parent.resolve()))
-        except ValueError:
-            shown = str(project)
-        recent = [shown] + [p for p in get_path(self._config_doc, "projects.recent", []) if p != shown]
-        set_path(self._config_doc, "projects.active", shown)
-        set_path(self._config_doc, "projects.recent", recent[:RECENT_PROJECTS_LIMIT])
-
     def reload_project(self) -> None:
         """Re-read the project and history files and rebuild the project part of the state."""
-        project = self._project_file.load()
-        history = self._history_file.load()
-        self._project_doc, self._history_doc = project.data, history.data
-        fresh = AppState.from_documents(
-            self._config_doc, self._project_doc, self._history_doc, self.paths.project_file.stem
-        )
-        for name in (
-            "project_name",
-            "system_prompt",
-            "files_base_dir",
-            "project_files",
-            "files_exclude",
-            "output_dir",
-            "screenshots",
-            "discussion_roles",
-            "auto_add",
-            "discussions",
-            "active_discussion",
-            "context_strategy",
-            "context_token_budget",
-            "context_full_threshold",
-            "mask_patterns",
-            "subagent_summaries",
-            "file_views",
-            "context_presets",
-            "mma_settings",
-        ):
-            setattr(self.state, name, getattr(fresh, name))
+        self._adopt_project(self.documents.reload_project())
+
+    def _adopt_project(self, problems: list[Problem]) -> None:
+        self.state.adopt_project(self.documents.state())
         self.context.project_reloaded()
-        problems = project.problems + history.problems
-        self.clutch.set_rules(self._load_rules(problems))
+        self.clutch.set_rules(self.documents.allow_rules(problems))
         for problem in problems:
             if problem.severity != "info":
                 self.notify(problem.severity, str(problem))
@@ -700,11 +621,8 @@ class AppController:
             if reason:
                 raise InvalidValue(f"cannot switch projects: {reason}")
         self.flush()
-        self.paths = AppPaths(self.paths.config_file, target, self.paths.log_dir)
-        self._project_file = TomlFile(self.paths.project_file, PROJECT_SCHEMA)
-        self._history_file = TomlFile(self.paths.history_file, HISTORY_SCHEMA)
-        self.reload_project()
-        self._remember_project()
+        self._adopt_project(self.documents.switch_project(target))
+        self.documents.remember_project()
         for hook in self._project_hooks:
             hook()
         self.publish("project_opened", {"project_file": str(target)})
@@ -718,25 +636,17 @@ class AppController:
             raise InvalidValue(f"a project file must end in .toml, got {target.name}")
         if not target.parent.is_dir():
             raise InvalidValue(f"folder {target.parent} does not exist")
-        defaults = TomlFile(target, PROJECT_SCHEMA).load().data
-        set_path(defaults, "project.name", target.stem)
-        TomlFile(target, PROJECT_SCHEMA).save(defaults)
+        Documents.create_project(target)
         self.open_project(target)
 
     def recent_projects(self) -> list[str]:
-        return list(get_path(self._config_doc, "projects.recent", []))
+        return self.documents.recent_projects()
 
     def flush(self) -> None:
         """Dual flush: project + history, then the global config (main thread)."""
         if not self.on_main_thread():
             raise RuntimeError("flush must run on the main thread")
-        project = self.state.apply_to_project(self._project_doc)
-        history = self.state.apply_to_history(self._history_doc)
-        config = self.state.apply_to_config(self._config_doc)
-        self._project_file.save(project)
-        self._history_file.save(history)
-        self._config_file.save(config)
-        self._project_doc, self._history_doc, self._config_doc = project, history, config
+        self.documents.flush(self.state)
 
     # =====================================================================================
     # lifetime

@@ -277,7 +277,9 @@ class AskDialog(PendingDialog):
 
     def rule_subject(self) -> tuple[str, str, str | None]:
         args = self._payload["args"]
-        path = args.get("path") if isinstance(args.get("path"), str) else None
+        # our tools name it "path"; the Gemini CLI's file tools "file_path" or "dir_path"
+        paths = [args[k] for k in ("path", "file_path", "dir_path") if isinstance(args.get(k), str)]
+        path = paths[0] if paths else None
         text = args.get("command") if isinstance(args.get("command"), str) else self._payload["question"]
         return (self._payload["tool"] or "ask", text, path)
 

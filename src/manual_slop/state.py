@@ -15,9 +15,32 @@ from typing import Any
 from manual_slop.config import DEFAULT_MASK_PATTERNS, DEFAULT_MODELS, PROVIDER_NAMES
 from manual_slop.schema import get_path, set_path
 
-__all__ = ["LOG_VIEW_LIMIT", "AppState", "Notification"]
+__all__ = ["LOG_VIEW_LIMIT", "PROJECT_FIELDS", "AppState", "Notification"]
 
 LOG_VIEW_LIMIT = 50_000  # comms / tool-call entries kept in memory for the views
+
+# The fields that come from the project and history files (replaced when they are re-read).
+PROJECT_FIELDS: tuple[str, ...] = (
+    "project_name",
+    "system_prompt",
+    "files_base_dir",
+    "project_files",
+    "files_exclude",
+    "output_dir",
+    "screenshots",
+    "discussion_roles",
+    "auto_add",
+    "discussions",
+    "active_discussion",
+    "context_strategy",
+    "context_token_budget",
+    "context_full_threshold",
+    "mask_patterns",
+    "subagent_summaries",
+    "file_views",
+    "context_presets",
+    "mma_settings",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +203,11 @@ class AppState:
         state.active_discussion = get_path(history, "active") or "main"
         state.discussion_entries()  # the active discussion always exists
         return state
+
+    def adopt_project(self, fresh: AppState) -> None:
+        """Take every project-owned field from ``fresh`` (after the project files were re-read)."""
+        for name in PROJECT_FIELDS:
+            setattr(self, name, getattr(fresh, name))
 
     # -- dual flush ------------------------------------------------------------------
     def apply_to_config(self, config: dict[str, Any]) -> dict[str, Any]:

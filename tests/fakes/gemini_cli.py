@@ -29,9 +29,10 @@ def cli_turn(
     exit: int | None = None,
     stderr: str = "",
     delay: float = 0.0,
+    **extra: Any,
 ) -> dict[str, Any]:
-    """One scripted CLI invocation."""
-    turn: dict[str, Any] = {"text": text}
+    """One scripted CLI invocation (``extra``: ask_wait, garbage, child, no_result; see the mock)."""
+    turn: dict[str, Any] = {"text": text, **extra}
     if chunks is not None:
         turn["chunks"] = chunks
     if tool_uses:

@@ -10,16 +10,27 @@ argv and stdin in ``SCRIPT.json.calls`` (JSON-L) and prints JSON-L events:
     → tool_use / tool_result (tools the CLI ran itself) → result (status, stats)
 
 A turn is ``{"text": str, "chunks": [str], "tool_uses": [{"name", "args", "output"}],
-"error": {"message", "status"}, "exit": int, "stderr": str, "delay": s}``.
+"error": {"message", "status"}, "exit": int, "stderr": str, "delay": s}``, plus, for the
+adapter's failure paths: ``"ask_wait": s`` (hold a bridge ask marker in
+``$SLOP_BRIDGE_ASKS`` that long, as a bridge waiting for a human does), ``"garbage": str``
+(print a line that is not JSON), ``"child": true`` (start a ``sleep 60`` child first, whose
+pid goes into the calls log) and ``"no_result": true`` (end without a result event).
+Each call also records its working directory and the provider's environment variables
+(whether the API key was set, never its value).
 Only the standard library is used: the mock runs with any ``python3``.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
+
+_ENV = ("GEMINI_CLI_HOME", "GOOGLE_GEMINI_BASE_URL", "SLOP_HOOK_URL", "SLOP_BRIDGE_DENY", "TMPDIR")
 
 
 def _emit(event: dict) -> None:
@@ -61,8 +72,23 @@ def main(argv: list[str]) -> int:
         return 2
     stdin = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     turn, index = _take_turn(script)
+    record = {
+        "argv": argv,
+        "stdin": stdin,
+        "turn": index,
+        "cwd": os.getcwd(),
+        "env": {k: os.environ.get(k) for k in _ENV},
+        "has_key": bool(os.environ.get("GEMINI_API_KEY")),
+    }
+    if turn.get("child"):
+        record["child"] = subprocess.Popen(["sleep", "60"]).pid
     with open(script + ".calls", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"argv": argv, "stdin": stdin, "turn": index}) + "\n")
+        fh.write(json.dumps(record) + "\n")
+    if turn.get("ask_wait"):
+        marker = Path(os.environ["SLOP_BRIDGE_ASKS"]) / f"ask-{os.getpid()}"
+        marker.touch()
+        time.sleep(float(turn["ask_wait"]))
+        marker.unlink()
     if turn.get("delay"):
         time.sleep(float(turn["delay"]))
     if turn.get("stderr"):
@@ -75,6 +101,9 @@ def main(argv: list[str]) -> int:
     prompt = _flag(argv, "-p", "--prompt") or ""
     _emit({"type": "init", "session_id": session, "model": model})
     _emit({"type": "message", "role": "user", "content": (stdin + "\n\n" + prompt).strip()})
+    if turn.get("garbage"):
+        sys.stdout.write(turn["garbage"] + "\n")
+        sys.stdout.flush()
     error = turn.get("error")
     if error:
         _emit({"type": "error", "severity": "error", "message": error.get("message", "error")})
@@ -108,6 +137,8 @@ def main(argv: list[str]) -> int:
     chunks = turn.get("chunks") or [text[i : i + 5] for i in range(0, len(text), 5)]
     for chunk in chunks:
         _emit({"type": "message", "role": "assistant", "content": chunk, "delta": True})
+    if turn.get("no_result"):
+        return int(turn.get("exit", 0))
     input_tokens = max(1, len(stdin + prompt) // 4)
     output_tokens = max(1, len(text) // 4)
     _emit(

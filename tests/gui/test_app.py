@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import subprocess
-import threading
+import json
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from imgui_bundle import imgui
 from imgui_bundle.immapp import testing
 
-from manual_slop.dialogs import ConfirmDialog
+from manual_slop.ai import AIClient, RetryPolicy
+from tests.fakes import Call, OpenAIFake, Reply
 from tests.gui.conftest import frames_until
 from tests.integration.test_controller import FakeBackend
 
@@ -34,32 +36,33 @@ def test_gen_send_shows_the_response(make_controller, run_gui, artifacts: Path) 
     assert (artifacts / "gen_send.png").stat().st_size > 10_000
 
 
-def _worker_running_approved_script(ctrl, dialog: ConfirmDialog, outcome: list) -> threading.Thread:
-    """Stands in for the shell tool: asks the clutch, then runs exactly what was approved."""
+@pytest.fixture
+def fake() -> Iterator[OpenAIFake]:
+    with OpenAIFake() as server:
+        yield server
 
-    def work() -> None:
-        decision = ctrl.request_approval(dialog, timeout=60)
-        if decision.approved:
-            subprocess.run(
-                ["bash", "-c", decision.payload["script"]], cwd=dialog.payload["base_dir"], timeout=10
-            )
-        outcome.append(decision)
 
-    thread = threading.Thread(target=work)
-    thread.start()
-    return thread
+def _shell_controller(make_controller, fake: OpenAIFake, script: str, answer: str):
+    """The real AI client against a wire-level fake that asks to run ``script`` with run_shell."""
+    ctrl = make_controller(
+        backend=AIClient(retry=RetryPolicy(base_delay_s=0.01)), environ={"DEEPSEEK_API_KEY": "sk-gui"}
+    )
+    ctrl.fields.set("current_provider", "deepseek")
+    ctrl.fields.set("provider_base_url", fake.base_url)
+    fake.push(Reply("", [Call("run_shell", {"script": script})]), Reply(answer))
+    ctrl.fields.set("ai_input", "tidy up please")
+    ctrl.actions.invoke("btn_gen_send")
+    return ctrl
 
 
 def test_script_modal_edit_then_approve_runs_the_edited_script(
-    make_controller, run_gui, artifacts, tmp_path
+    make_controller, run_gui, artifacts, app_dir: Path, fake: OpenAIFake
 ) -> None:
-    ctrl = make_controller()
-    dialog = ConfirmDialog("echo original > out.txt", str(tmp_path))
-    outcome: list = []
-    worker = _worker_running_approved_script(ctrl, dialog, outcome)
+    ctrl = _shell_controller(make_controller, fake, "echo original > out.txt", "Done.")
 
     def test(ctx, app) -> None:
-        frames_until(ctx, lambda: bool(ctrl.state.pending_dialogs))
+        frames_until(ctx, lambda: bool(ctrl.state.pending_dialogs), max_frames=2000)
+        assert not (app_dir / "out.txt").exists()  # nothing runs before the decision
         ctx.yield_(2)
         testing.capture(ctx, str(artifacts / "modal_confirm_script.png"))
         # The editor is a child window: click into it without requiring an item under the mouse.
@@ -69,30 +72,37 @@ def test_script_modal_edit_then_approve_runs_the_edited_script(
         ctx.key_press(imgui.Key.mod_ctrl | imgui.Key.a)
         ctx.key_chars("echo edited > out.txt")
         ctx.item_click("//Confirm Script/Approve")
-        frames_until(ctx, lambda: not ctrl.state.pending_dialogs)
+        frames_until(ctx, lambda: ctrl.state.ai_status == "done", max_frames=2000)
 
     run_gui(ctrl, test)
-    worker.join(10)
-    assert outcome[0].approved and outcome[0].decider == "gui"
-    assert outcome[0].payload["script"].strip() == "echo edited > out.txt"
-    assert (tmp_path / "out.txt").read_text() == "edited\n"
+    assert (app_dir / "out.txt").read_text() == "edited\n"  # the edited script is what ran
+    audit = ctrl.session_log.read("audit")[-1]
+    assert (
+        audit["decider"] == "gui"
+        and audit["edited"]
+        and audit["payload"]["script"].strip() == "echo edited > out.txt"
+    )
+    saved = list((ctrl.session_log.root / "scripts").iterdir())
+    assert len(saved) == 1 and "echo edited" in saved[0].read_text()
+    told = json.dumps(fake.model_calls()[1].body)
+    assert "the user edited this call" in told and "echo edited > out.txt" in told  # the model knows
 
 
-def test_script_modal_reject_runs_nothing(make_controller, run_gui, tmp_path) -> None:
-    ctrl = make_controller()
-    dialog = ConfirmDialog("echo should-not-run > out.txt", str(tmp_path))
-    outcome: list = []
-    worker = _worker_running_approved_script(ctrl, dialog, outcome)
+def test_script_modal_reject_runs_nothing(make_controller, run_gui, app_dir: Path, fake: OpenAIFake) -> None:
+    ctrl = _shell_controller(make_controller, fake, "echo should-not-run > out.txt", "Understood.")
 
     def test(ctx, app) -> None:
-        frames_until(ctx, lambda: bool(ctrl.state.pending_dialogs))
+        frames_until(ctx, lambda: bool(ctrl.state.pending_dialogs), max_frames=2000)
+        ctx.item_click("//Confirm Script/##reason")
+        ctx.key_chars("not now")
         ctx.item_click("//Confirm Script/Reject")
-        frames_until(ctx, lambda: not ctrl.state.pending_dialogs)
+        frames_until(ctx, lambda: ctrl.state.ai_status == "done", max_frames=2000)
 
     run_gui(ctrl, test)
-    worker.join(10)
-    assert outcome[0].approved is False
-    assert not (tmp_path / "out.txt").exists()
+    assert not (app_dir / "out.txt").exists()
+    told = json.dumps(fake.model_calls()[1].body)
+    assert "REJECTED" in told and "not now" in told
+    assert list((ctrl.session_log.root / "scripts").iterdir()) == []
 
 
 def test_command_palette_runs_an_action(make_controller, run_gui) -> None:
@@ -221,3 +231,56 @@ def test_after_the_window_closes_a_broken_pipe_is_an_exception_not_a_crash(make_
                 left.sendall(b"x" * 65536)
     finally:
         left.close()
+
+
+def test_mma_dashboard_plans_accepts_starts_and_shows_tickets_finishing(
+    make_controller, run_gui, artifacts: Path, fake: OpenAIFake
+) -> None:
+    ctrl = make_controller(
+        backend=AIClient(retry=RetryPolicy(base_delay_s=0.01)), environ={"DEEPSEEK_API_KEY": "sk-gui"}
+    )
+    ctrl.fields.set("current_provider", "deepseek")
+    ctrl.fields.set("provider_base_url", fake.base_url)
+    plan = {"tracks": [{"title": "Parser", "description": "Parse the config", "priority": "high"}]}
+    tickets = {
+        "tickets": [
+            {"id": "p1", "description": "Tokenize", "depends_on": []},
+            {"id": "p2", "description": "Build the tree", "depends_on": ["p1"]},
+        ]
+    }
+    fake.push(
+        Reply(json.dumps(plan)), Reply(json.dumps(tickets)), Reply("Done: tokens."), Reply("Done: tree.")
+    )
+    statuses: list[list[str]] = []
+
+    def ticket_states() -> list[str]:
+        return [t["status"] for t in ctrl.state.mma_tickets]
+
+    def test(ctx, app) -> None:
+        ctx.yield_(5)
+        app.focus("MMA Dashboard")
+        ctx.yield_(3)
+        ctx.item_click("**/##epic")
+        ctx.key_chars("Read our config files")
+        ctx.item_click("**/Plan Epic")
+        frames_until(ctx, lambda: bool(ctrl.state.proposed_tracks), max_frames=2000)
+        ctx.item_click("**/Accept selected tracks")
+        frames_until(ctx, lambda: len(ctrl.fields.get("mma_tracks")) == 1 and ctrl.state.mma_status == "idle")
+        track_id = ctrl.fields.get("mma_tracks")[0]["id"]
+        ctx.item_click(f"**/Start##{track_id}")
+        for _ in range(2):
+            frames_until(ctx, lambda: bool(ctrl.state.pending_dialogs), max_frames=2000)
+            statuses.append([*ticket_states(), str(len(fake.model_calls()))])
+            ctx.item_click("//Approve Worker Spawn/Approve")
+            frames_until(ctx, lambda: not ctrl.state.pending_dialogs, max_frames=2000)
+        frames_until(ctx, lambda: ctrl.state.mma_status == "done", max_frames=3000)
+        app.focus("Task DAG")
+        ctx.yield_(5)
+        testing.capture(ctx, str(artifacts / "mma_flow_done.png"))
+
+    run_gui(ctrl, test)
+    # At each spawn dialog the worker has not called the model yet (2 planning calls, then 3).
+    assert statuses[0][1:] == ["todo", "2"]
+    assert statuses[1][0] == "completed" and statuses[1][2] == "3"
+    assert ticket_states() == ["completed", "completed"]
+    assert ctrl.state.mma_epic_input == "Read our config files"

@@ -87,7 +87,8 @@ def test_credentials_from_file_with_environment_override(tmp_path: Path) -> None
     assert creds.source("gemini") == "env:GEMINI_API_KEY"
     assert creds.source("anthropic") == "file"
     assert creds.api_key("deepseek") is None
-    assert creds.configured_providers() == ["anthropic", "gemini"]
+    assert creds.api_key("gemini_cli").reveal() == "g-env-value"  # the CLI takes the same key
+    assert creds.configured_providers() == ["anthropic", "gemini", "gemini_cli"]
     assert "sk-file" not in repr(creds)
 
 

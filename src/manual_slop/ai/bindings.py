@@ -9,7 +9,8 @@
 When the controller's backend is an :class:`~manual_slop.ai.client.AIClient`, its
 callbacks are connected: comms entries → ``ctrl.add_comms_entry``, executed tool calls →
 ``ctrl.add_tool_call``, CLI calls → ``clicalls.log``, notices → the notification list,
-and approvals of calls made without an explicit context → the Execution Clutch.
+approvals of calls made without an explicit context → the Execution Clutch, and the
+running Hook API's address → the Gemini CLI's approval bridge.
 """
 
 from __future__ import annotations
@@ -90,3 +91,4 @@ def connect(client: AIClient, ctrl: AppController) -> None:
 
     client.notify_callback = notify
     client.confirm_and_run_callback = make_pre_tool_callback(ctrl, ctrl.base_dir())
+    client.hook_api_callback = lambda: ctrl.hook_api  # the Gemini CLI's tool calls ask the clutch there

@@ -18,6 +18,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from manual_slop.ai.comms import CommsLog, get_current_tier, set_current_tier
@@ -129,6 +130,8 @@ class AIClient:
         self.confirm_and_run_callback: PreToolCallback | None = None
         self.cli_log_callback: Callable[[dict[str, Any]], Any] | None = None
         self.notify_callback: Callable[[str, str], Any] | None = None
+        # (url, token) of the running Hook API, or None: where the Gemini CLI's tool calls ask
+        self.hook_api_callback: Callable[[], tuple[str, str] | None] | None = None
         self._registry = registry
         self._local_engine_factory = local_engine_factory
         self._clock = clock
@@ -285,7 +288,7 @@ class AIClient:
     # providers
     # =====================================================================================
     def _hooks(self) -> ProviderHooks:
-        hooks = ProviderHooks(comms=self._append_comms, cli_call=self._cli_call)
+        hooks = ProviderHooks(comms=self._append_comms, cli_call=self._cli_call, hook_api=self._hook_api)
         if self._clock is not None:
             hooks.clock = self._clock
         return hooks
@@ -296,6 +299,16 @@ class AIClient:
                 self.cli_log_callback(entry)
             except Exception:
                 log.exception("cli log callback failed")
+
+    def _hook_api(self) -> tuple[str, str] | None:
+        callback = self.hook_api_callback
+        if callback is None:
+            return None
+        try:
+            return callback()
+        except Exception:
+            log.exception("hook api callback failed")
+            return None
 
     def _instance(self, name: str, config: ProviderConfig) -> Provider:
         provider = self._providers.get(name)
@@ -455,6 +468,12 @@ class AIClient:
                 patch_callback=patch_callback,
                 usage=self.last_usage,
                 abort=exec_context.abort if exec_context is not None else None,
+                base_dir=str(exec_context.base_dir if exec_context is not None else Path(base_dir).resolve()),
+                on_tool_call=(
+                    exec_context.on_tool_call
+                    if exec_context is not None
+                    else self._record_tool_call(self.tool_log_callback)
+                ),
             )
             try:
                 return ToolLoop(provider, conversation, setup).run()

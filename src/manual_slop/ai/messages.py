@@ -181,7 +181,9 @@ class ModelRequest:
     ``system`` is the stable instruction text, ``context`` the curated files and
     discussion (``md_content``); both go into the provider's system slot, split so that
     caching can treat them separately. ``declarations(fmt)`` gives the tool definitions in
-    a provider format (``None``: no tools offered).
+    a provider format (``None``: no tools offered). ``workdir`` and ``on_tool_call`` serve a
+    provider that runs tools itself (the Gemini CLI): the folder it works in, and where the
+    tool calls it ran are logged (the Tool Calls view, ``toolcalls.log``).
     """
 
     system: str
@@ -191,6 +193,8 @@ class ModelRequest:
     tool_choice: ToolChoice = ToolChoice.AUTO
     stream: StreamSink = field(default_factory=lambda: StreamSink(None))
     context_files: list[str] = field(default_factory=list)  # paths the context was built from
+    workdir: str = "."
+    on_tool_call: Callable[[dict[str, Any]], Any] | None = None
 
     @property
     def tools_enabled(self) -> bool:

@@ -91,6 +91,8 @@ class LoopSetup:
     patch_callback: Callable[[str, str], str | None] | None = None
     usage: Usage = field(default_factory=Usage)
     abort: threading.Event | None = None
+    base_dir: str = "."  # where a provider that runs tools itself works (the Gemini CLI)
+    on_tool_call: Callable[[dict[str, Any]], Any] | None = None  # logs such a provider's tool calls
 
 
 class ToolLoop:
@@ -174,6 +176,8 @@ class ToolLoop:
             tool_choice=choice,
             stream=setup.stream,
             context_files=setup.refresher.paths(),
+            workdir=setup.base_dir,
+            on_tool_call=setup.on_tool_call,
         )
         last = request.messages[-1]
         setup.log(

@@ -9,7 +9,7 @@ off the main thread.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from manual_slop.context.errors import SummaryError
@@ -49,10 +49,17 @@ def ask_text(
     backend: TextBackend, md_content: str, prompt: str, settings: Mapping[str, Any] | None = None
 ) -> str:
     """One text-only request to the active provider; raises SummaryError on failure or an empty answer."""
+    return _answer(
+        backend, settings, lambda: backend.send(md_content, prompt, enable_tools=False, discussion_history="")
+    )
+
+
+def _answer(backend: TextBackend, settings: Mapping[str, Any] | None, call: Callable[[], Any]) -> str:
+    """Apply ``settings``, make ``call``, and turn any failure or empty answer into SummaryError."""
     try:
         if settings is not None:
             backend.apply_settings(settings)
-        answer = backend.send(md_content, prompt, enable_tools=False, discussion_history="")
+        answer = call()
     except Exception as exc:
         message = exc.ui_message() if hasattr(exc, "ui_message") else f"{type(exc).__name__}: {exc}"
         raise SummaryError(f"the provider call failed: {message}") from exc
@@ -63,16 +70,7 @@ def ask_text(
 
 def _helper(backend: TextBackend, name: str, settings: Mapping[str, Any] | None, *args: Any) -> str:
     """Call the AI client's own text-only helper, with ask_text's error contract."""
-    try:
-        if settings is not None:
-            backend.apply_settings(settings)
-        answer = getattr(backend, name)(*args)
-    except Exception as exc:
-        message = exc.ui_message() if hasattr(exc, "ui_message") else f"{type(exc).__name__}: {exc}"
-        raise SummaryError(f"the provider call failed: {message}") from exc
-    if not isinstance(answer, str) or not answer.strip():
-        raise SummaryError("the provider returned an empty answer")
-    return answer.strip()
+    return _answer(backend, settings, lambda: getattr(backend, name)(*args))
 
 
 def compress_discussion(backend: TextBackend, text: str, settings: Mapping[str, Any] | None = None) -> str:

@@ -140,6 +140,7 @@ class HookServer:
             daemon=True,
         )
         self._thread.start()
+        self.controller.hook_api = (self.url, self._token.decode("utf-8"))  # the Gemini CLI bridge asks here
         return self
 
     def stop(self, timeout: float = 2.0) -> list[str]:
@@ -148,6 +149,8 @@ class HookServer:
         if httpd is None or thread is None:
             return []
         deadline = time.monotonic() + timeout
+        if self.controller.hook_api is not None and self.controller.hook_api[0] == self.url:
+            self.controller.hook_api = None
         self.api.close()
         httpd.shutdown()
         left = join_all([thread], max(0.0, deadline - time.monotonic()))

@@ -27,6 +27,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import copy
+import dataclasses
+import json
 import logging
 import re
 import threading
@@ -317,6 +319,11 @@ def _gemini_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _args_text(args: dict[str, Any], limit: int = 2000) -> str:
+    text = json.dumps(args, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _validation_message(tool: Tool, args: Any) -> str | None:
     if not isinstance(args, dict):
         return f"Parameter validation error: arguments must be an object, got {type(args).__name__}"
@@ -495,7 +502,12 @@ class ToolRegistry:
             if isinstance(decided, ToolResult):
                 return decided, "neutral"
             args, paths = decided
-        return self._run_handler(tool, call, args, paths, ctx)
+        result, outcome = self._run_handler(tool, call, args, paths, ctx)
+        if record.get("edited"):
+            # The model must know that what ran is not what it asked for.
+            note = f"Note: the user edited this call before approving it; it ran with {_args_text(args)}.\n\n"
+            result = dataclasses.replace(result, content=note + result.content)
+        return result, outcome
 
     def _check_paths(self, tool: Tool, args: dict[str, Any], ctx: ExecutionContext) -> dict[str, Path]:
         paths: dict[str, Path] = {}

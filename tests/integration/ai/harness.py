@@ -234,7 +234,7 @@ class GeminiCliHarness(Harness):
         return client
 
     def configure_options(self) -> dict[str, Any]:
-        return {"binary": str(self.cli.binary), "timeout_s": 20.0}
+        return {"binary": str(self.cli.binary), "timeout_s": 20.0, "api_key": "test-key"}
 
     def push(self, *turns: Any) -> None:
         for turn in turns:

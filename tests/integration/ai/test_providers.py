@@ -314,9 +314,9 @@ def test_the_gemini_cli_resumes_its_session_and_logs_every_call(tmp_path) -> Non
     calls = harness.cli.calls()
     assert len(calls) == 3
     first, second, third = (c["argv"] for c in calls)
-    assert "-r" not in first and "files here" in calls[0]["stdin"] and "first question" in first
-    session = harness.cli.flag(second, "-r")
-    assert session and session.startswith("mock-") and harness.cli.flag(third, "-r") == session
+    assert "--resume" not in first and "files here" in calls[0]["stdin"] and "first question" in first
+    session = harness.cli.flag(second, "--resume")
+    assert session and session.startswith("mock-") and harness.cli.flag(third, "--resume") == session
     assert calls[1]["stdin"] == "" and harness.cli.flag(second, "-p") == "second question"
     assert "<results>" in harness.cli.flag(third, "-p") and "napped x" in harness.cli.flag(third, "-p")
     assert [c["exit_code"] for c in harness.cli_calls] == [0, 0, 0]

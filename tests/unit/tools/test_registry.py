@@ -313,7 +313,11 @@ def test_the_approved_edited_arguments_are_what_runs(tmp_path: Path) -> None:
     result = ToolRegistry([writer_tool(ran)]).execute(
         call("writer", path=str(tmp_path / "sub" / ".." / "b.txt"), content="original"), ctx
     )
-    assert result.ok and result.content == "wrote b.txt"
+    # The model is told its call was edited, and with what it ran.
+    assert result.ok and result.content == (
+        'Note: the user edited this call before approving it; it ran with {"path": "b.txt", "content": '
+        '"edited"}.\n\nwrote b.txt'
+    )
     assert requests[0].call.args["path"] == "b.txt"  # canonical, relative to the base dir
     assert requests[0].preview == "+original"
     assert (tmp_path / "b.txt").read_text() == "edited"

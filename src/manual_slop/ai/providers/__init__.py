@@ -8,7 +8,8 @@
 | ``deepseek``        | ``openai_compat``   | requests, OpenAI-compatible                 |
 | ``minimax``         | ``openai_compat``   | requests, OpenAI-compatible                 |
 | ``openai_compatible`` | ``openai_compat`` | requests, OpenAI-compatible                 |
-| ``gemini_cli``      | ``gemini_cli``      | the ``gemini`` CLI (subprocess), XML tools  |
+| ``gemini_cli``      | ``gemini_cli``      | the real ``gemini`` CLI (subprocess), XML   |
+|                     |                     | tools; its own tools approved in the clutch |
 
 :func:`provider_class` imports only the module of the provider asked for; the SDKs
 themselves are imported when the provider makes its first call.

@@ -62,10 +62,12 @@ class ProviderConfig:
 
 @dataclass(slots=True)
 class ProviderHooks:
-    """How a provider reports what the client should log."""
+    """How a provider reports what the client should log, and what it may ask the client for."""
 
     comms: Callable[[str, str, dict[str, Any]], None] = lambda direction, kind, payload: None
     cli_call: Callable[[dict[str, Any]], None] = lambda entry: None
+    # (url, token) of the running Hook API, or None (the Gemini CLI's approval bridge uses it)
+    hook_api: Callable[[], tuple[str, str] | None] = lambda: None
     clock: Callable[[], float] = time.monotonic  # cache ages (tests pass a fake clock)
 
 

@@ -102,8 +102,10 @@ class AISettingsSimulation(BaseSimulation):
                 self.switch_provider("gemini_cli")
                 self.expect_equal(self.client.get_value("current_model"), "gemini-sim", "its own model shows")
                 self.answer("gemini_cli", "gemini_cli")
-                argv = self.fakes["gemini_cli"].cli_calls()[-1]["argv"]
+                call = self.fakes["gemini_cli"].cli_calls()[-1]
+                argv = call["argv"]
                 self.expect_equal(argv[argv.index("-m") + 1], "gemini-sim", "the CLI was run with that model")
+                self.check(call.get("has_key") is True, "the CLI got the key from the app's environment")
                 calls = self.log_entries("clicalls")
                 self.check(any("gemini" in str(c.get("command")) for c in calls), "clicalls.log has the call")
         else:

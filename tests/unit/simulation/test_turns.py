@@ -102,7 +102,8 @@ def test_the_cli_fake_plays_text_and_errors(tmp_path: Path) -> None:
     import subprocess
 
     fake = ScriptedProvider("gemini_cli", tmp_path, model="gemini-sim").start()
-    assert fake.environment() == {} and fake.provider_config()["binary"] == fake.binary
+    assert fake.environment() == {"GEMINI_API_KEY": fake.api_key}
+    assert fake.provider_config()["binary"] == fake.binary
     fake.push(Reply("hello"), Fail(429))
 
     def gemini(prompt: str) -> subprocess.CompletedProcess[str]:

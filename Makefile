@@ -61,7 +61,7 @@ run: setup
 	@$(PY) sloppy.py $(ARGS)
 
 lint: setup
-	@$(PY) -m ruff check src tests sloppy.py
+	@$(PY) -m ruff check src tests simulation sloppy.py
 
 test: setup system-deps gemini-cli lint
 	@$(PY) -m pytest

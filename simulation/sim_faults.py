@@ -33,6 +33,8 @@ CASES = (
          "RATE LIMITED (HTTP 429)", 1, 0),
     Case("flaky", "a 503 and a broken stream are retried until an answer comes", "done",
          "Third time lucky.", 3, 2),
+    Case("html_instead_of_stream", "an HTML page instead of the event stream is an API error, not retried",
+         "error", "expected an event stream, got text/html", 1, 0),
     Case("server_down", "server errors: 3 retries, then a classified error", "error",
          "API ERROR (HTTP 500)", 4, 3),
     Case("garbage", "an HTML error page (HTTP 400) is an API error, not retried", "error",

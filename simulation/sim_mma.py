@@ -147,11 +147,9 @@ class MMASimulation(BaseSimulation):
             self.check(USER_EDIT in form, "the user's edit of the second step is what ran", form)
             self.check('type="password"' in form, "the first step's file is there", form)
         with self.step("the track's files under conductor/tracks/"):
-            # The files are saved just after the status is published; state.toml is written last.
-            self.wait_for(
-                "state.toml: every ticket completed",
-                lambda: self.ticket_states(),
-                lambda states: states == ["completed", "completed"],
+            # The files are saved before the status is published: "done" means they are written.
+            self.expect_equal(
+                self.ticket_states(), ["completed", "completed"], "state.toml: every ticket completed"
             )
             names = {p.name for p in self.track_dir.iterdir()}
             self.check(

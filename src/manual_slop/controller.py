@@ -152,6 +152,8 @@ class AppController:
         self._comms_seq = itertools.count(1)
         self._tool_seq = itertools.count(1)
         self.requests = RequestBoard()
+        self._session_lock = threading.Lock()
+        self._session_discussion: str | None = None  # discussion the provider session belongs to
 
         # -- automation registries ---------------------------------------------------------
         self.fields = FieldRegistry()
@@ -261,6 +263,12 @@ class AppController:
         if backend is None:
             raise RuntimeError("no AI backend is configured")
         backend.apply_settings(event.settings)
+        with self._session_lock:
+            # The provider's conversation belongs to one discussion: a send from another
+            # discussion (or take) starts a fresh session, so no turns leak between them.
+            if self._session_discussion not in (None, event.discussion):
+                backend.reset_session()
+            self._session_discussion = event.discussion
         md_content, file_items = event.stable_md, event.file_items
         if event.context is not None:  # aggregate here, on the request thread, not the main thread
             compiled = self.context.compile(event.context, "send", extra={"request_id": event.request_id})

@@ -397,3 +397,24 @@ def test_open_and_new_project_switch_the_state_and_remember_it(make_controller, 
         ctrl.actions.invoke("btn_open_project", str(app_dir / "missing.toml"))
     events = [e.type for e in ctrl.journal.read(0, limit=10_000)[0]]
     assert events.count("project_opened") == 2
+
+
+def test_a_send_from_another_discussion_starts_a_fresh_provider_session(make_controller) -> None:
+    backend = FakeBackend()
+    ctrl = make_controller(backend=backend)
+
+    def send(text: str) -> None:
+        ctrl.fields.set("ai_input", text)
+        ctrl.actions.invoke("btn_gen_send")
+        pump_until(ctrl, lambda: ctrl.state.ai_status == "done")
+        ctrl.set_ai_status("idle")
+
+    send("first in main")
+    send("second in main")
+    assert backend.resets == 0  # same discussion: the session continues
+    ctrl.actions.invoke("btn_new_discussion", "other")
+    send("first in other")
+    assert backend.resets == 1
+    ctrl.listboxes.select("discussions", "main")
+    send("back in main")
+    assert backend.resets == 2

@@ -146,6 +146,12 @@ def _register_actions(ctrl: AppController, runtime: MMARuntime) -> None:
         "Start a track (user_data: track id, default the first)",
         user_data=Field(str, ""),
     )
+    reg(
+        "btn_mma_archive_track",
+        lambda call: runtime.archive_track(call.user_data),
+        "Take a track off the list (user_data: track id); its folder moves to conductor/tracks/archived/",
+        user_data=_TICKET_ID,
+    )
     reg("btn_mma_pause", lambda call: runtime.pause(), "Pause the running track (running tickets finish)")
     reg("btn_mma_resume", lambda call: runtime.resume(), "Resume the paused (or blocked) track")
     reg(

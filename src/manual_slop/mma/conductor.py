@@ -592,13 +592,14 @@ class ConductorEngine:
             self._dirty = False
             snapshot = self.snapshot()
             saved = copy.deepcopy(self.track) if self.store is not None else None
-        if self.event_queue is not None:
-            self.event_queue.put_threadsafe("mma_state_update", snapshot)
+        # Save first: whoever sees the new state (e.g. "done") finds the track files written.
         if saved is not None and self.store is not None:
             try:
                 self.store.save(saved)
             except PersistenceError as exc:
                 self._notify("error", str(exc))
+        if self.event_queue is not None:
+            self.event_queue.put_threadsafe("mma_state_update", snapshot)
 
     def _notify(self, level: str, message: str) -> None:
         log.log(logging.ERROR if level == "error" else logging.INFO, "%s", message)

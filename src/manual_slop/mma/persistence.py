@@ -17,7 +17,9 @@ whose files do not parse is reported (and its ``state.toml`` moved aside as
 from __future__ import annotations
 
 import json
+import os
 import threading
+import time
 import tomllib
 from pathlib import Path
 
@@ -58,6 +60,9 @@ def render_plan(track: Track) -> str:
 
 def _render_spec(track: Track) -> str:
     return f"# {track.title}\n\nPriority: {track.priority}\n\n{track.description.strip()}\n"
+
+
+ARCHIVE_DIR = "archived"  # under conductor/tracks/; never read as a track
 
 
 class TrackStore:
@@ -118,6 +123,24 @@ class TrackStore:
         for ticket in track.tickets:
             _return_to_todo(ticket)
         return track
+
+    def archive(self, track_id: str) -> Path:
+        """Move a track's folder aside to ``archived/<id>-<ts>`` (nothing is deleted); returns where."""
+        folder = self.folder(track_id)
+        if not (folder / "metadata.json").is_file():
+            raise PersistenceError(f"no track {track_id!r} in {self.root}")
+        target = self.root / ARCHIVE_DIR / f"{track_id}-{time.strftime('%Y%m%d-%H%M%S')}"
+        counter = 1
+        while target.exists():
+            counter += 1
+            target = target.with_name(f"{target.name.rsplit('~', 1)[0]}~{counter}")
+        with self._lock:
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(folder, target)
+            except OSError as exc:
+                raise PersistenceError(f"cannot move {folder} to {target}: {exc}") from exc
+        return target
 
     def track_ids(self) -> list[str]:
         if not self.root.is_dir():

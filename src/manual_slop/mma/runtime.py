@@ -17,7 +17,7 @@ from manual_slop.automation import FeatureUnavailable, InvalidValue
 from manual_slop.mma.client import MMAServices, TierCaller
 from manual_slop.mma.conductor import ConductorConfig, ConductorEngine
 from manual_slop.mma.dag import ExecutionEngine, TrackDAG
-from manual_slop.mma.errors import Aborted, MMAError
+from manual_slop.mma.errors import Aborted, MMAError, PersistenceError
 from manual_slop.mma.models import Priority, TierUsage, Track, TrackStatus
 from manual_slop.mma.persistence import TrackStore
 from manual_slop.mma.planning import new_track_id, plan_epic, plan_track
@@ -242,6 +242,27 @@ class MMARuntime:
         self._start_planning(work)
 
     # -- Tier 3: the conductor ------------------------------------------------------------------
+    def archive_track(self, track_id: str) -> None:
+        """Take a stored track off the list; its folder is moved aside, not deleted (main thread)."""
+        if self.running() and self.conductor is not None and self.conductor.track.id == track_id:
+            raise InvalidValue(f"track {track_id} is running; abort it first")
+        with self._lock:
+            if track_id not in self._tracks:
+                raise InvalidValue(
+                    f"no track {track_id!r}; tracks: {', '.join(sorted(self._tracks)) or 'none'}"
+                )
+        try:
+            moved = self.store().archive(track_id)
+        except PersistenceError as exc:
+            raise InvalidValue(str(exc)) from exc
+        with self._lock:
+            self._tracks.pop(track_id, None)
+        state = self.ctrl.state
+        if state.active_track and state.active_track.get("id") == track_id:
+            state.active_track = None
+            state.mma_tickets = []
+        self.ctrl.notify("info", f"track {track_id} archived to {moved}")
+
     def start_track(self, track_id: str | None) -> None:
         if self.running():
             assert self.conductor is not None

@@ -166,3 +166,20 @@ def test_compress_discussion_goes_through_the_clients_text_only_helper(
     sent = str(body)
     assert COMPRESSION_PROMPT[:40] in sent and "tomli-w to write" in sent
     assert "tools" not in body  # text only
+
+
+def test_an_html_page_instead_of_the_event_stream_is_an_api_error_not_retried(
+    make_controller, app_dir: Path, fake: OpenAIFake
+) -> None:
+    from tests.fakes import Raw
+
+    ctrl, _client = deepseek_controller(make_controller, app_dir, fake)
+    fake.push(Raw("<html><body>proxy says hi</body></html>"), Reply("never reached"))
+    send(ctrl, "hello")
+    pump_until(ctrl, lambda: ctrl.state.ai_status in ("done", "error"), timeout=20)
+    assert ctrl.state.ai_status == "error"
+    assert (
+        "API ERROR" in ctrl.state.ai_response
+        and "expected an event stream, got text/html" in ctrl.state.ai_response
+    )
+    assert len(fake.model_calls()) == 1  # not retried: it is the server's answer, not a broken connection

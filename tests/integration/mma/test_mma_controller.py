@@ -221,3 +221,23 @@ def test_mma_settings_live_in_the_project_file(make_controller, app_dir: Path) -
     ctrl.flush()
     saved = tomllib.loads((app_dir / "manual_slop.toml").read_text())["mma"]
     assert saved["max_workers"] == 2 and saved["tier1_model"] == "planner"
+
+
+def test_archiving_a_track_moves_its_folder_aside(make_controller, app_dir: Path) -> None:
+    from manual_slop.mma.bindings import mma_runtime
+    from manual_slop.mma.models import Track
+
+    ctrl = make_controller()
+    runtime = mma_runtime(ctrl)
+    track = Track(id="old-track", title="Old work")
+    runtime.store().save(track)
+    runtime.load_tracks()
+    assert [t["id"] for t in ctrl.fields.get("mma_tracks")] == ["old-track"]
+    ctrl.actions.invoke("btn_mma_archive_track", "old-track")
+    assert ctrl.fields.get("mma_tracks") == []
+    archived = list((app_dir / "conductor" / "tracks" / "archived").iterdir())
+    assert len(archived) == 1 and (archived[0] / "metadata.json").exists()  # nothing deleted
+    runtime.load_tracks()
+    assert ctrl.fields.get("mma_tracks") == []  # an archived track is not read back as a track
+    with pytest.raises(InvalidValue, match="no track 'old-track'"):
+        ctrl.actions.invoke("btn_mma_archive_track", "old-track")

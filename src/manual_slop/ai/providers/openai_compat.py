@@ -147,6 +147,7 @@ class OpenAICompatibleProvider(Provider):
                 raise _wire_error(response)
             if body.get("stream"):
                 with response:  # a stream read to its end leaves the connection reusable
+                    _expect_event_stream(response)
                     return self._read_stream(response, request.stream)
             return self._read_json(response)  # the body is read whole; the connection goes back to the pool
         except ProviderError:
@@ -319,6 +320,17 @@ class MiniMaxProvider(OpenAICompatibleProvider):
 
 
 # -- wire helpers ---------------------------------------------------------------------------------
+def _expect_event_stream(response: Any) -> None:
+    """A streamed request answered with something else (an HTML page from a proxy, JSON
+    without streaming) is the server's answer, not a broken connection: no retry."""
+    kind = str(response.headers.get("Content-Type", "")).split(";")[0].strip().lower()
+    if kind and kind != "text/event-stream":
+        snippet = response.raw.read(300, decode_content=True).decode("utf-8", "replace")
+        raise WireError(
+            f"expected an event stream, got {kind}: {snippet!r}", status=response.status_code, body=snippet
+        )
+
+
 def _wire_error(response: Any) -> WireError:
     try:
         body: Any = response.json()

@@ -104,7 +104,7 @@ def _tracks(ui: Ui) -> None:
         imgui.table_setup_column("title")
         imgui.table_setup_column("status", imgui.TableColumnFlags_.width_fixed, 90)
         imgui.table_setup_column("tickets", imgui.TableColumnFlags_.width_fixed, 140)
-        imgui.table_setup_column("", imgui.TableColumnFlags_.width_fixed, 60)
+        imgui.table_setup_column("", imgui.TableColumnFlags_.width_fixed, 110)
         imgui.table_headers_row()
         for track in tracks:
             imgui.table_next_row()
@@ -119,6 +119,9 @@ def _tracks(ui: Ui) -> None:
             imgui.table_set_column_index(3)
             if imgui.small_button(f"Start##{track.get('id')}"):
                 ui.act.click("btn_mma_start_track", str(track.get("id", "")))
+            imgui.same_line()
+            if imgui.small_button(f"Archive##{track.get('id')}"):
+                ui.act.click("btn_mma_archive_track", str(track.get("id", "")))
         imgui.end_table()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from manual_slop.controller import AppController, LaunchOptions
+from tests.xvfb import XvfbMissing, xvfb_display
 
 THREAD_GRACE_S = 3.0
 
@@ -57,3 +59,16 @@ def make_controller(app_dir: Path) -> Iterator[ControllerFactory]:
     for controller in made:
         controller.bind_main_thread()
         controller.shutdown()
+
+
+@pytest.fixture(scope="session")
+def display() -> Iterator[str]:
+    """A display for the window: the current one, or a private Xvfb started here."""
+    if os.environ.get("DISPLAY") and not os.environ.get("SLOP_TEST_OWN_XVFB"):
+        yield os.environ["DISPLAY"]
+        return
+    try:
+        with xvfb_display() as name:
+            yield name
+    except XvfbMissing as exc:
+        pytest.fail(str(exc))

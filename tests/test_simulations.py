@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,6 @@ from simulation.sim_tools import ToolsSimulation
 
 from manual_slop.hooks import ApiHookClient
 from tests.fakes import Reply
-from tests.xvfb import XvfbMissing, xvfb_display
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,21 +45,8 @@ def test_scenario_passes_against_a_headless_app(name: str, tmp_path: Path) -> No
     assert not any(tmp_path.iterdir()), "the work folder of a passing scenario is removed"
 
 
-@pytest.fixture(scope="module")
-def gui_display() -> Iterator[str]:
-    """A display for the window: the current one, or a private Xvfb (``make test`` installs it)."""
-    if os.environ.get("DISPLAY") and not os.environ.get("SLOP_TEST_OWN_XVFB"):
-        yield os.environ["DISPLAY"]
-        return
-    try:
-        with xvfb_display() as name:
-            yield name
-    except XvfbMissing as exc:
-        pytest.fail(str(exc))
-
-
 @pytest.mark.parametrize("name", ["execution", "mma"])
-def test_scenario_passes_against_the_gui_app(name: str, gui_display: str, tmp_path: Path) -> None:
+def test_scenario_passes_against_the_gui_app(name: str, display: str, tmp_path: Path) -> None:
     result = run(SCENARIOS[name], Target(launch=LaunchMode.GUI), tmp_path)
     assert result.passed, result.report()
     labels = [c.label for c in result.checks]

@@ -6,28 +6,12 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.xvfb import XvfbMissing, xvfb_display
-
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
-
-
-@pytest.fixture(scope="session")
-def display() -> Iterator[str]:
-    """A display for the window: the current one, or a private Xvfb started here."""
-    if os.environ.get("DISPLAY") and not os.environ.get("SLOP_TEST_OWN_XVFB"):
-        yield os.environ["DISPLAY"]
-        return
-    try:
-        with xvfb_display() as name:
-            yield name
-    except XvfbMissing as exc:
-        pytest.fail(str(exc))
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ frame: it becomes a toast the user can read.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,31 +31,25 @@ class Actions:
         self._ctrl = controller
         self._gui = gui
 
-    def set(self, field: str, value: Any) -> bool:
-        """Validate and apply; False (and a toast) when refused."""
+    def _attempt(self, change: Callable[[], object]) -> bool:
+        """Apply ``change``; a refusal becomes a toast instead of an exception in the frame."""
         try:
-            self._ctrl.fields.set(field, value)
+            change()
         except AutomationError as exc:
             self._gui.toast("error", str(exc))
             return False
         return True
+
+    def set(self, field: str, value: Any) -> bool:
+        """Validate and apply; False (and a toast) when refused."""
+        return self._attempt(lambda: self._ctrl.fields.set(field, value))
 
     def click(self, action: str, user_data: Any = None) -> bool:
         self._ctrl.perf.record_input()
-        try:
-            self._ctrl.actions.invoke(action, user_data, source="gui")
-        except AutomationError as exc:
-            self._gui.toast("error", str(exc))
-            return False
-        return True
+        return self._attempt(lambda: self._ctrl.actions.invoke(action, user_data, source="gui"))
 
     def select(self, listbox: str, item: str) -> bool:
-        try:
-            self._ctrl.listboxes.select(listbox, item)
-        except AutomationError as exc:
-            self._gui.toast("error", str(exc))
-            return False
-        return True
+        return self._attempt(lambda: self._ctrl.listboxes.select(listbox, item))
 
     def decide(
         self, dialog_id: str, approved: bool, payload: dict[str, Any] | None = None, abort: bool = False

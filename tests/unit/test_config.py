@@ -97,3 +97,15 @@ def test_secret_never_shows_itself() -> None:
     for text in (str(secret), repr(secret), f"{secret}", f"{secret!r}", "%s" % secret):  # noqa: UP031 (%-formatting is part of what is tested)
         assert "super-secret" not in text
     assert secret.reveal() == "super-secret-value"
+
+
+def test_the_shipped_config_and_project_files_are_complete_and_canonical() -> None:
+    """Running the app must not rewrite the committed files (new keys would dirty the tree)."""
+    from manual_slop.config import GLOBAL_SCHEMA, PROJECT_SCHEMA, dump_toml
+
+    root = Path(__file__).resolve().parents[2]
+    for name, schema in (("config.toml", GLOBAL_SCHEMA), ("manual_slop.toml", PROJECT_SCHEMA)):
+        path = root / name
+        loaded = TomlFile(path, schema).load()
+        assert [p for p in loaded.problems if p.severity != "info"] == [], name
+        assert dump_toml(loaded.data) == path.read_bytes(), f"{name} lacks keys or is not in canonical form"

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from manual_slop.ai.comms import CommsLog, get_current_tier, set_current_tier
@@ -468,7 +468,10 @@ class AIClient:
                 patch_callback=patch_callback,
                 usage=self.last_usage,
                 abort=exec_context.abort if exec_context is not None else None,
-                base_dir=str(exec_context.base_dir if exec_context is not None else Path(base_dir).resolve()),
+                # abspath, not resolve: no file-system calls on every send
+                base_dir=str(exec_context.base_dir)
+                if exec_context is not None
+                else os.path.abspath(base_dir),
                 on_tool_call=(
                     exec_context.on_tool_call
                     if exec_context is not None

@@ -133,7 +133,7 @@ class App:
             self._focus_new_response()
             record_history(self.ui)
             render_modals(self.ui)
-            render_palette(self.ui, self.commands())
+            render_palette(self.ui, self.commands)
             self._shortcuts()
             self._render_toasts()
             self._sync_visibility()

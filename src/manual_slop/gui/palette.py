@@ -26,8 +26,10 @@ class Command:
     run: Callable[[], object]
 
 
-def render_palette(ui: Ui, commands: list[Command]) -> None:
-    """Open on Ctrl+Shift+P; Enter runs the highlighted command, arrows move, Escape closes."""
+def render_palette(ui: Ui, list_commands: Callable[[], list[Command]]) -> None:
+    """Open on Ctrl+Shift+P; Enter runs the highlighted command, arrows move, Escape closes.
+
+    ``list_commands`` is only called while the palette is open, not on every frame."""
     gui = ui.gui
     if imgui.is_key_chord_pressed(imgui.Key.mod_ctrl | imgui.Key.mod_shift | imgui.Key.p):
         gui.palette_open = True
@@ -45,6 +47,7 @@ def render_palette(ui: Ui, commands: list[Command]) -> None:
     opened, _ = imgui.begin_popup_modal(PALETTE_TITLE, None, imgui.WindowFlags_.always_auto_resize)
     if not opened:
         return
+    commands = list_commands()
     if imgui.is_window_appearing():
         imgui.set_keyboard_focus_here()
     imgui.set_next_item_width(-1)

@@ -37,7 +37,7 @@ def _render(ui: Ui, state) -> None:
     else:
         imgui.text_disabled(f"API key from {source}")
 
-    models = _available_models(ui)
+    models = ui.state.available_models
     if models:
         combo_field(ui, "Model", "current_model", models)
     text_field(ui, "Model name", "current_model", commit_on_change=False)
@@ -70,10 +70,3 @@ def _render(ui: Ui, state) -> None:
         text_colored("warn", "AUTO: scripts, edits and MMA steps run without asking")
     elif state.approval_policy == "allow_list":
         imgui.text_disabled(f"{len(ui.ctrl.clutch.rules)} allow-list rule(s) from the project file")
-
-
-def _available_models(ui: Ui) -> list[str]:
-    if "available_models" not in ui.ctrl.fields.names():
-        return []
-    models = ui.ctrl.fields.get("available_models")
-    return [str(m) for m in models] if isinstance(models, list) else []

@@ -49,14 +49,12 @@ def render_files(ui: Ui) -> None:
 
 
 def _resolved(ui: Ui) -> None:
-    files: list[dict[str, Any]] = (
-        ui.ctrl.fields.get("context_files") if "context_files" in ui.ctrl.fields.names() else []
-    )
+    files: list[dict[str, Any]] = ui.state.context_files  # read on the main thread: no copy per frame
     imgui.separator_text(f"Files sent ({len(files)})")
     if imgui.button("Refresh"):
         ui.act.click("btn_refresh_context")
     imgui.same_line()
-    status = ui.ctrl.fields.get("context_status") if "context_status" in ui.ctrl.fields.names() else ""
+    status = ui.state.context_status
     imgui.text_disabled(f"{status}  (press Refresh after changing the list)")
     if not files:
         return

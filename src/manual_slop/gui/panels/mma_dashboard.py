@@ -43,10 +43,6 @@ def estimate_cost(tier_usage: dict[str, Any]) -> float:
     return total
 
 
-def _field(ui: Ui, name: str, default: Any) -> Any:
-    return ui.ctrl.fields.get(name) if name in ui.ctrl.fields.names() else default
-
-
 def render_mma_dashboard(ui: Ui) -> None:
     state = ui.state
     status = state.mma_status
@@ -93,7 +89,7 @@ def _proposals(ui: Ui) -> None:
 
 
 def _tracks(ui: Ui) -> None:
-    tracks = _field(ui, "mma_tracks", [])
+    tracks = ui.ctrl.fields.get("mma_tracks")
     if not tracks:
         return
     imgui.separator_text(f"Tracks ({len(tracks)})")

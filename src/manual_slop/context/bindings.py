@@ -107,10 +107,12 @@ def _table_doc(action: str, what: str) -> str:
     return f"{what} (user_data: {{{keys}}})"
 
 
-def _guard(handler: Callable[[ActionCall], Any]) -> Callable[[ActionCall], None]:
-    def guarded(call: ActionCall) -> None:
+def _guard(handler: Callable[[Any], Any]) -> Callable[[Any], None]:
+    """``handler`` (an action or a field setter) with ContextError reported as InvalidValue."""
+
+    def guarded(arg: Any) -> None:
         try:
-            handler(call)
+            handler(arg)
         except ContextError as exc:
             raise InvalidValue(str(exc)) from exc
 
@@ -156,15 +158,6 @@ def _register_fields(ctrl: AppController) -> None:
     def setter(attr: str) -> Callable[[Any], None]:
         return lambda value: setattr(state, attr, value)
 
-    def checked(fn: Callable[[Any], None]) -> Callable[[Any], None]:
-        def apply(value: Any) -> None:
-            try:
-                fn(value)
-            except ContextError as exc:
-                raise InvalidValue(str(exc)) from exc
-
-        return apply
-
     reg(
         "context_strategy",
         Field(str, "auto", "Aggregation strategy for files in full mode", choices=CONTEXT_STRATEGIES),
@@ -195,7 +188,7 @@ def _register_fields(ctrl: AppController) -> None:
         "mask_patterns",
         Field(list, [], "Regexes: matching lines of masked files are hidden", items=str),
         lambda: list(state.mask_patterns),
-        checked(service.set_mask_patterns),
+        _guard(service.set_mask_patterns),
     )
     reg(
         "subagent_summaries",

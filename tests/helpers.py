@@ -17,3 +17,17 @@ def pump_until(controller: AppController, predicate: Callable[[], bool], timeout
             return
         controller.wait_for_work(0.01)
     raise AssertionError(f"condition not met within {timeout} s")
+
+
+def app_env(display: str | None = None, **extra: str) -> dict[str, str]:
+    """Environment for an app subprocess: none of the developer's provider keys or hook token,
+    a display (with software GL) only when given, plus ``extra``."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "SLOP_HOOK_TOKEN"}
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    if display is not None:
+        env.update({"DISPLAY": display, "LIBGL_ALWAYS_SOFTWARE": "1"})
+    env.update(extra)
+    return env

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
+from tests.helpers import app_env
+
 SLOPPY = Path(__file__).resolve().parents[2] / "sloppy.py"
 
 
 def test_gui_mode_starts_and_stops_cleanly(display: str, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["DISPLAY"] = display
-    env["LIBGL_ALWAYS_SOFTWARE"] = "1"
+    env = app_env(display)
     proc = subprocess.Popen(
         [sys.executable, str(SLOPPY), "--config", str(tmp_path / "config.toml")],
         cwd=tmp_path,

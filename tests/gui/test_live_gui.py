@@ -4,7 +4,6 @@ status, shut down through /api/shutdown — and a clean exit."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ import pytest
 
 from manual_slop.hooks.client import ApiHookClient
 from tests.fakes import Call, OpenAIFake, Reply
+from tests.helpers import app_env
 
 SLOPPY = Path(__file__).resolve().parents[2] / "sloppy.py"
 
@@ -32,8 +32,7 @@ def live_gui(display: str, tmp_path: Path) -> Iterator[tuple[ApiHookClient, subp
     (project / "notes.txt").write_text("original\n")
     (project / "demo.toml").write_text('[files]\npaths = ["notes.txt"]\n')
     port_file = tmp_path / "port"
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update({"DISPLAY": display, "LIBGL_ALWAYS_SOFTWARE": "1", "DEEPSEEK_API_KEY": "sk-live-gui"})
+    env = app_env(display, DEEPSEEK_API_KEY="sk-live-gui")
     proc = subprocess.Popen(
         [
             sys.executable,

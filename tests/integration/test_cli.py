@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -14,16 +13,14 @@ from pathlib import Path
 import pytest
 
 from manual_slop.hooks.client import ApiHookClient
+from tests.helpers import app_env
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOPPY = ROOT / "sloppy.py"
 
 
 def clean_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "SLOP_HOOK_TOKEN"}
-    env.pop("DISPLAY", None)
-    env.pop("WAYLAND_DISPLAY", None)
-    return env
+    return app_env()
 
 
 def start(args: list[str], cwd: Path) -> subprocess.Popen[str]:

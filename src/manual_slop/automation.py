@@ -37,6 +37,7 @@ __all__ = [
     "SelectorRegistry",
     "SelectorSpec",
     "UnknownName",
+    "attr_setter",
 ]
 
 
@@ -62,6 +63,11 @@ class FeatureUnavailable(AutomationError):
 
 def _unknown(kind: str, name: str, known: Iterable[str]) -> UnknownName:
     return UnknownName(f"unknown {kind} {name!r}; known: {', '.join(sorted(known))}")
+
+
+def attr_setter(obj: Any, attr: str) -> Callable[[Any], None]:
+    """A field setter that assigns ``obj.attr``; the value is already checked by the registry."""
+    return lambda value: setattr(obj, attr, value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from manual_slop.automation import ActionCall, InvalidValue
+from manual_slop.automation import ActionCall, InvalidValue, attr_setter
 from manual_slop.config import PROVIDER_NAMES
 from manual_slop.schema import Field
 
@@ -185,20 +185,17 @@ def _register_fields(ctrl: AppController) -> None:
     state = ctrl.state
     reg = ctrl.fields.register
 
-    def setter(attr: str) -> Any:
-        return lambda value: setattr(state, attr, value)
-
     reg(
         "current_provider",
         Field(str, "local", "Active AI provider", choices=PROVIDER_NAMES),
         lambda: state.current_provider,
-        setter("current_provider"),
+        attr_setter(state, "current_provider"),
     )
     reg(
         "current_model",
         Field(str, "", "Model of the active provider"),
         lambda: state.current_model,
-        setter("current_model"),
+        attr_setter(state, "current_model"),
     )
     reg(
         "provider_base_url",
@@ -210,31 +207,31 @@ def _register_fields(ctrl: AppController) -> None:
             pattern_doc="'' or an http(s):// URL",
         ),
         lambda: state.provider_base_url,
-        setter("provider_base_url"),
+        attr_setter(state, "provider_base_url"),
     )
     reg(
         "temperature",
         Field(float, 0.0, "Sampling temperature", minimum=0.0, maximum=2.0),
         lambda: state.temperature,
-        setter("temperature"),
+        attr_setter(state, "temperature"),
     )
     reg(
         "top_p",
         Field(float, 1.0, "Nucleus sampling mass", minimum=0.0, maximum=1.0),
         lambda: state.top_p,
-        setter("top_p"),
+        attr_setter(state, "top_p"),
     )
     reg(
         "max_tokens",
         Field(int, 8192, "Maximum output tokens", minimum=1, maximum=1_000_000),
         lambda: state.max_tokens,
-        setter("max_tokens"),
+        attr_setter(state, "max_tokens"),
     )
     reg(
         "history_trunc_limit",
         Field(int, 8000, "Characters kept of old tool outputs", minimum=0, maximum=10_000_000),
         lambda: state.history_trunc_limit,
-        setter("history_trunc_limit"),
+        attr_setter(state, "history_trunc_limit"),
     )
     reg(
         "approval_policy",
@@ -242,21 +239,26 @@ def _register_fields(ctrl: AppController) -> None:
         lambda: state.approval_policy,
         lambda value: _set_policy(ctrl, value),
     )
-    reg("ai_input", Field(str, "", "The message box"), lambda: state.ai_input, setter("ai_input"))
+    reg("ai_input", Field(str, "", "The message box"), lambda: state.ai_input, attr_setter(state, "ai_input"))
     reg("ai_response", Field(str, "", "The last response (read-only)"), lambda: state.ai_response)
     reg("ai_status", Field(str, "idle", "Status line (read-only)"), lambda: state.ai_status)
     reg(
         "system_prompt",
         Field(str, "", "Project system prompt"),
         lambda: state.system_prompt,
-        setter("system_prompt"),
+        attr_setter(state, "system_prompt"),
     )
-    reg("project_name", Field(str, "", "Project name"), lambda: state.project_name, setter("project_name"))
+    reg(
+        "project_name",
+        Field(str, "", "Project name"),
+        lambda: state.project_name,
+        attr_setter(state, "project_name"),
+    )
     reg(
         "files_base_dir",
         Field(str, ".", "Root of tracked files, relative to the project file"),
         lambda: state.files_base_dir,
-        setter("files_base_dir"),
+        attr_setter(state, "files_base_dir"),
     )
 
     def undoable(attr: str) -> Any:
@@ -278,7 +280,7 @@ def _register_fields(ctrl: AppController) -> None:
         "output_dir",
         Field(str, "md_gen", "Where MD Only writes, relative to files_base_dir"),
         lambda: state.output_dir,
-        setter("output_dir"),
+        attr_setter(state, "output_dir"),
     )
     reg(
         "screenshots",
@@ -290,13 +292,13 @@ def _register_fields(ctrl: AppController) -> None:
         "auto_add",
         Field(bool, True, "Append sent messages and responses to the discussion"),
         lambda: state.auto_add,
-        setter("auto_add"),
+        attr_setter(state, "auto_add"),
     )
     reg(
         "discussion_roles",
         Field(list, [], "Roles offered for discussion entries", items=str),
         lambda: list(state.discussion_roles),
-        setter("discussion_roles"),
+        attr_setter(state, "discussion_roles"),
     )
     reg(
         "active_discussion",
@@ -313,7 +315,7 @@ def _register_fields(ctrl: AppController) -> None:
         "mma_epic_input",
         Field(str, "", "Epic text for Plan Epic"),
         lambda: state.mma_epic_input,
-        setter("mma_epic_input"),
+        attr_setter(state, "mma_epic_input"),
     )
     reg("mma_status", Field(str, "idle", "MMA engine status (read-only)"), lambda: state.mma_status)
     reg(

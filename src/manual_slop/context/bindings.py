@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from manual_slop.automation import ActionCall, InvalidValue
+from manual_slop.automation import ActionCall, InvalidValue, attr_setter
 from manual_slop.config import CONTEXT_STRATEGIES
 from manual_slop.context.aggregate import MIN_TOKEN_BUDGET
 from manual_slop.context.errors import ContextError
@@ -155,9 +155,6 @@ def _register_fields(ctrl: AppController) -> None:
     service = ctrl.context
     reg = ctrl.fields.register
 
-    def setter(attr: str) -> Callable[[Any], None]:
-        return lambda value: setattr(state, attr, value)
-
     reg(
         "context_strategy",
         Field(str, "auto", "Aggregation strategy for files in full mode", choices=CONTEXT_STRATEGIES),
@@ -174,7 +171,7 @@ def _register_fields(ctrl: AppController) -> None:
             maximum=10_000_000,
         ),
         lambda: state.context_token_budget,
-        setter("context_token_budget"),
+        attr_setter(state, "context_token_budget"),
     )
     reg(
         "context_full_threshold",
@@ -182,7 +179,7 @@ def _register_fields(ctrl: AppController) -> None:
             int, 4_000, "auto: files up to this many tokens are sent in full", minimum=1, maximum=10_000_000
         ),
         lambda: state.context_full_threshold,
-        setter("context_full_threshold"),
+        attr_setter(state, "context_full_threshold"),
     )
     reg(
         "mask_patterns",
@@ -194,7 +191,7 @@ def _register_fields(ctrl: AppController) -> None:
         "subagent_summaries",
         Field(bool, False, "summarize: the provider summarizes very large files"),
         lambda: state.subagent_summaries,
-        setter("subagent_summaries"),
+        attr_setter(state, "subagent_summaries"),
     )
     reg(
         "file_views",

@@ -13,7 +13,7 @@ import json
 import re
 import secrets
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from manual_slop.mma.client import TierCaller
@@ -71,16 +71,22 @@ def new_track_id(title: str) -> str:
     return f"{slug}_{secrets.token_hex(3)}"
 
 
-def parse_tracks(data: Mapping[str, Any]) -> list[Track]:
-    """Tracks from ``{"tracks": [{"title", "description", "priority"}]}``; ValueError names the problem."""
-    raw = data.get("tracks")
+def _objects(data: Mapping[str, Any], key: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """``(where, item)`` for each object of the non-empty list ``data[key]``; ValueError otherwise."""
+    raw = data.get(key)
     if not isinstance(raw, list) or not raw:
-        raise ValueError("'tracks' must be a non-empty list")
-    tracks = []
+        raise ValueError(f"'{key}' must be a non-empty list")
     for index, item in enumerate(raw):
-        where = f"tracks[{index}]"
+        where = f"{key}[{index}]"
         if not isinstance(item, Mapping):
             raise ValueError(f"{where}: expected an object, got {type(item).__name__}")
+        yield where, item
+
+
+def parse_tracks(data: Mapping[str, Any]) -> list[Track]:
+    """Tracks from ``{"tracks": [{"title", "description", "priority"}]}``; ValueError names the problem."""
+    tracks = []
+    for where, item in _objects(data, "tracks"):
         title, description = item.get("title"), item.get("description")
         if not isinstance(title, str) or not title.strip():
             raise ValueError(f"{where}.title: expected a non-empty string")
@@ -99,14 +105,8 @@ def parse_tracks(data: Mapping[str, Any]) -> list[Track]:
 
 def parse_tickets(data: Mapping[str, Any], known_done: Iterable[str] = ()) -> list[Ticket]:
     """Validated tickets from ``{"tickets": [...]}``: shape, ids, dependencies and cycles."""
-    raw = data.get("tickets")
-    if not isinstance(raw, list) or not raw:
-        raise ValueError("'tickets' must be a non-empty list")
     tickets = []
-    for index, item in enumerate(raw):
-        where = f"tickets[{index}]"
-        if not isinstance(item, Mapping):
-            raise ValueError(f"{where}: expected an object, got {type(item).__name__}")
+    for where, item in _objects(data, "tickets"):
         unknown = set(item) - _TICKET_KEYS
         if unknown:
             raise ValueError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(_TICKET_KEYS)}")

@@ -78,20 +78,13 @@ class ClientSettings:
     max_prompt_tokens: int = 0
 
     def copy(self) -> ClientSettings:
-        return ClientSettings(
-            provider=self.provider,
+        """Scalars shared, containers copied one level deep (``options`` two)."""
+        return dataclasses.replace(
+            self,
             models=dict(self.models),
             base_urls=dict(self.base_urls),
             keys=dict(self.keys),
             options={k: dict(v) for k, v in self.options.items()},
-            temperature=self.temperature,
-            top_p=self.top_p,
-            max_tokens=self.max_tokens,
-            history_trunc_limit=self.history_trunc_limit,
-            system_prompt=self.system_prompt,
-            fallback=self.fallback,
-            timeout_s=self.timeout_s,
-            max_prompt_tokens=self.max_prompt_tokens,
         )
 
     def config_for(self, name: str) -> ProviderConfig:

@@ -49,6 +49,12 @@ def _multiline(label: str, buffers: dict[str, Any], key: str, initial: str, line
     _, buffers[key] = imgui.input_text_multiline(label, buffers[key], ImVec2(-1, height))
 
 
+def _lines_left() -> float:
+    """Text lines that fill the dialog down to the reason box and buttons (at least 4)."""
+    footer = imgui.get_frame_height_with_spacing() * 3
+    return max(4.0, (imgui.get_content_region_avail().y - footer) / imgui.get_text_line_height_with_spacing())
+
+
 def _json_args(ui: Ui, buffers: dict[str, Any]) -> dict[str, Any] | None:
     try:
         parsed = json.loads(buffers["args_text"])
@@ -119,11 +125,7 @@ def tool_approval_edits(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any])
 def mma_step(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> None:
     payload = dialog["payload"]
     imgui.text(f"Ticket {payload.get('ticket_id', '?')} proposes this step (editable):")
-    footer = imgui.get_frame_height_with_spacing() * 3
-    lines = max(
-        4.0, (imgui.get_content_region_avail().y - footer) / imgui.get_text_line_height_with_spacing()
-    )
-    _multiline("##step_payload", buffers, "payload", str(payload.get("payload", "")), lines)
+    _multiline("##step_payload", buffers, "payload", str(payload.get("payload", "")), _lines_left())
     _reason(buffers)
 
 
@@ -138,11 +140,7 @@ def mma_spawn(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> None:
     imgui.text("Prompt (editable)")
     _multiline("##spawn_prompt", buffers, "prompt", str(payload.get("prompt", "")), 6)
     imgui.text("Context (editable)")
-    footer = imgui.get_frame_height_with_spacing() * 3
-    lines = max(
-        4.0, (imgui.get_content_region_avail().y - footer) / imgui.get_text_line_height_with_spacing()
-    )
-    _multiline("##spawn_context", buffers, "context_md", str(payload.get("context_md", "")), lines)
+    _multiline("##spawn_context", buffers, "context_md", str(payload.get("context_md", "")), _lines_left())
     _reason(buffers)
 
 

@@ -22,7 +22,7 @@ import os
 import shutil
 import time
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,7 +130,13 @@ def _global_schema() -> dict[str, Field]:
         "hook.enabled": Field(bool, False, "Start the Hook API in GUI mode"),
         "hook.host": Field(str, "127.0.0.1", "Hook API bind address"),
         "hook.port": Field(int, 8999, "Hook API port (0 picks a free one)", minimum=0, maximum=65535),
-        "hook.token": Field(str, "", "Bearer token required by the Hook API when set"),
+        "hook.token": Field(str, "", "Bearer token of the Hook API (empty: a new one at every start)"),
+        "hook.require_token": Field(
+            bool, True, "Require the bearer token (false is allowed on a loopback address only)"
+        ),
+        "hook.allowed_hosts": Field(
+            list, [], "Host names besides 127.0.0.1, localhost and [::1] the Hook API answers to", items=str
+        ),
         "gui.theme": Field(str, "dark", "Colour theme", choices=("dark", "light")),
         "gui.font_scale": Field(float, 1.0, "Font scale", minimum=0.5, maximum=3.0),
         "gui.show_windows": Field(dict, dict(DEFAULT_WINDOWS), "Visible panels", values=bool),
@@ -342,8 +348,11 @@ class _KeyEntry:
 class Credentials:
     """API keys by provider, from ``credentials.toml`` with environment overrides."""
 
-    def __init__(self, entries: Mapping[str, _KeyEntry] | None = None) -> None:
+    def __init__(
+        self, entries: Mapping[str, _KeyEntry] | None = None, file_strings: Sequence[tuple[str, str]] = ()
+    ) -> None:
         self._entries = dict(entries or {})
+        self._file_strings = tuple(file_strings)
 
     @classmethod
     def load(cls, path: Path, environ: Mapping[str, str] | None = None) -> tuple[Credentials, list[Problem]]:
@@ -366,7 +375,7 @@ class Credentials:
             value = environ.get(variable, "")
             if value:
                 entries[provider] = _KeyEntry(Secret(value), f"env:{variable}")
-        return cls(entries), problems
+        return cls(entries, list(_strings(result.data))), problems
 
     def api_key(self, provider: str) -> Secret | None:
         entry = self._entries.get(provider)
@@ -381,8 +390,25 @@ class Credentials:
         return sorted(self._entries)
 
     def secret_values(self) -> list[str]:
-        """Raw values, for the log redactor only."""
+        """Raw values of the keys in use (file or environment), for the redactor only."""
         return [e.secret.reveal() for e in self._entries.values()]
+
+    def file_secrets(self) -> list[tuple[str, str]]:
+        """Every string in ``credentials.toml`` as ``(dotted key, value)``, whichever table it is in
+        and whether or not the environment overrides it: all of it is secret, for the redactor only."""
+        return list(self._file_strings)
 
     def __repr__(self) -> str:
         return f"Credentials(providers={self.configured_providers()})"
+
+
+def _strings(data: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
+    """Every string leaf of a TOML document with its dotted key."""
+    if isinstance(data, str):
+        yield prefix or "value", data
+    elif isinstance(data, Mapping):
+        for key, value in data.items():
+            yield from _strings(value, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            yield from _strings(value, f"{prefix}[{index}]")

@@ -12,8 +12,8 @@ Files (all JSON-L, one object per line):
 
 Each entry is written with one ``write`` to a file opened for appending and is
 on disk (in the OS cache) when the call returns, so a crash loses at most the
-entry being written. Known secrets are replaced by ``***`` before anything is
-written.
+entry being written. Every value passes the app's :class:`~manual_slop.redaction.Redactor`
+before it is written: known secrets become ``[REDACTED:<name>]``.
 """
 
 from __future__ import annotations
@@ -23,43 +23,17 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from manual_slop import __version__
 from manual_slop.atomic_io import atomic_write_text
+from manual_slop.redaction import Redactor
 
-__all__ = ["LOG_STREAMS", "Redactor", "SessionLog"]
+__all__ = ["LOG_STREAMS", "SessionLog"]
 
 LOG_STREAMS: tuple[str, ...] = ("comms", "toolcalls", "apihooks", "clicalls", "audit")
-
-
-class Redactor:
-    """Replaces known secret values (and their JSON-escaped forms) with ``***``."""
-
-    MIN_SECRET_LENGTH = 4  # shorter strings would mangle ordinary text
-
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self._lock = threading.Lock()
-        self._needles: tuple[str, ...] = ()
-        self.add(secrets)
-
-    def add(self, secrets: Iterable[str]) -> None:
-        with self._lock:
-            needles = set(self._needles)
-            for secret in secrets:
-                if secret and len(secret) >= self.MIN_SECRET_LENGTH:
-                    needles.add(secret)
-                    needles.add(json.dumps(secret)[1:-1])
-            # Longest first so a secret containing another is replaced whole.
-            self._needles = tuple(sorted(needles, key=len, reverse=True))
-
-    def redact(self, text: str) -> str:
-        for needle in self._needles:
-            if needle in text:
-                text = text.replace(needle, "***")
-        return text
 
 
 class SessionLog:
@@ -102,7 +76,10 @@ class SessionLog:
         """Append one JSON object to ``<stream>.log``."""
         record = dict(entry)
         record.setdefault("local_ts", time.time())
-        line = self.redactor.redact(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
+        # Redacted as values, not as a line: a mark never lands inside JSON syntax.
+        redact = self.redactor.redact
+        record = self.redactor.redact_obj(record)
+        line = json.dumps(record, ensure_ascii=False, default=lambda value: redact(str(value))) + "\n"
         data = line.encode("utf-8")
         path = self.path(stream)
         with self._locks[stream]:

@@ -90,6 +90,8 @@ def test_credentials_from_file_with_environment_override(tmp_path: Path) -> None
     assert creds.api_key("gemini_cli").reveal() == "g-env-value"  # the CLI takes the same key
     assert creds.configured_providers() == ["anthropic", "gemini", "gemini_cli"]
     assert "sk-file" not in repr(creds)
+    # the redactor knows every string of the file, also the keys the environment overrides
+    assert creds.file_secrets() == [("anthropic.api_key", "sk-file-anthropic"), ("gemini.api_key", "g-file")]
 
 
 def test_secret_never_shows_itself() -> None:

@@ -4,7 +4,8 @@ import json
 import threading
 from pathlib import Path
 
-from manual_slop.session_log import LOG_STREAMS, Redactor, SessionLog
+from manual_slop.redaction import Redactor
+from manual_slop.session_log import LOG_STREAMS, SessionLog
 
 
 def test_folder_layout(tmp_path: Path) -> None:
@@ -52,8 +53,8 @@ def test_secrets_are_redacted_everywhere(tmp_path: Path) -> None:
     script = log.save_script("export KEY=sk-ant-SECRET-123\necho hi\n")
     text = (log.root / "audit.log").read_text() + (log.root / "clicalls.log").read_text() + script.read_text()
     assert "SECRET-123" not in text and "te-secret" not in text
-    assert text.count("***") == 3
-    assert json.loads((log.root / "clicalls.log").read_text())["env"]["K"] == "***"
+    assert text.count("[REDACTED:secret]") == 3
+    assert json.loads((log.root / "clicalls.log").read_text())["env"]["K"] == "[REDACTED:secret]"
 
 
 def test_scripts_are_numbered_in_order(tmp_path: Path) -> None:
@@ -73,5 +74,6 @@ def test_read_skips_a_torn_last_line(tmp_path: Path) -> None:
 
 
 def test_short_strings_are_not_treated_as_secrets() -> None:
-    redactor = Redactor(["", "ab"])
-    assert redactor.redact("abc") == "abc"
+    redactor = Redactor(["", "ab", "1234567"])
+    assert redactor.redact("abc 12345678") == "abc 12345678"
+    assert not redactor

@@ -8,7 +8,7 @@ JSON on stdin::
 
     {"tool_name": "run_shell_command", "tool_input": {"command": "..."}, "session_id": "...", "cwd": "..."}
 
-The script asks the Hook API (``POST $SLOP_HOOK_URL/api/ask``, bearer ``$SLOP_HOOK_TOKEN``),
+The script asks the Hook API (``POST $SLOP_HOOK_URL/api/ask`` with the app's bearer token),
 blocks until the user decides (in the GUI or over the API) or the approval policy does,
 and prints the CLI's decision as one JSON object on stdout::
 
@@ -24,7 +24,14 @@ script always prints a decision and exits 0 (exit 2, "block", is the last resort
 Environment (set by the provider for the CLI, inherited by its hooks):
 
     SLOP_HOOK_URL      the Hook API's base URL (unset: no Hook API is running -> deny)
-    SLOP_HOOK_TOKEN    its bearer token ('' when it has none)
+    SLOP_HOOK_TOKEN    its bearer token; when empty (the provider never passes it, so no
+                       command the CLI runs can read it from the environment), the token is
+                       read from the app's per-user runtime token file:
+    SLOP_HOOK_TOKEN_FILE   that file (the provider names it: the CLI runs with its own TMPDIR);
+                       unset: the runtime file of the URL's port,
+                       $XDG_RUNTIME_DIR/manual_slop/hook-<port>.token, else
+                       <tempdir>/manual_slop-<uid>/hook-<port>.token
+                       (the lookup of manual_slop.hooks.token.discover_token)
     SLOP_BRIDGE_DENY   when set: deny every call with this reason without asking
                        (tools are off for the request)
     SLOP_BRIDGE_ASKS   a folder; a marker file ``ask-<pid>`` exists there while an ask
@@ -39,6 +46,7 @@ import http.client
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -71,7 +79,7 @@ def decide(call: Any, environ: Mapping[str, str]) -> dict[str, Any]:
     body = {"question": f"The Gemini CLI asks to run {tool}", "tool": tool, "args": args}
     marker = _marker(environ)
     try:
-        status, reply = _post(url, "/api/ask", body, environ.get("SLOP_HOOK_TOKEN", ""))
+        status, reply = _post(url, "/api/ask", body, _token(url, environ))
     except (OSError, http.client.HTTPException, ValueError) as exc:
         return deny(
             f"{tool} was not run: Manual Slop's Hook API at {url} is unreachable "
@@ -104,8 +112,35 @@ def _answer(tool: str, args: dict[str, Any], status: int, reply: Any) -> dict[st
     if status == 409:
         return deny(f"{tool} was not run: Manual Slop is shutting down ({message})")
     if status == 401:
-        return deny(f"{tool} was not run: the Hook API refused the bridge's token (SLOP_HOOK_TOKEN)")
+        return deny(
+            f"{tool} was not run: the Hook API refused the bridge's token "
+            "(SLOP_HOOK_TOKEN, or the app's runtime token file for its port)"
+        )
     return deny(f"{tool} was not run: the Hook API answered HTTP {status} ({message or 'no details'})")
+
+
+def runtime_token_path(port: int, environ: Mapping[str, str]) -> Path:
+    """Where the app keeps its token while it listens on ``port`` (see manual_slop.hooks.token)."""
+    xdg = environ.get("XDG_RUNTIME_DIR", "").strip()
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "manual_slop" / f"hook-{port}.token"
+    user = str(os.getuid()) if hasattr(os, "getuid") else __import__("getpass").getuser()
+    return Path(tempfile.gettempdir()) / f"manual_slop-{user}" / f"hook-{port}.token"
+
+
+def _token(url: str, environ: Mapping[str, str]) -> str:
+    given = environ.get("SLOP_HOOK_TOKEN", "").strip()
+    if given:
+        return given
+    named = environ.get("SLOP_HOOK_TOKEN_FILE", "").strip()
+    port = urlsplit(url).port
+    if not named and port is None:
+        return ""
+    path = Path(named) if named else runtime_token_path(port, environ)  # type: ignore[arg-type]
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _post(url: str, path: str, body: dict[str, Any], token: str) -> tuple[int, Any]:

@@ -175,7 +175,7 @@ class LaunchedApp:
                 raise LaunchError("the app was stopped (SIGTERM) before it announced its Hook API")
             if proc.poll() is None:
                 try:
-                    with ApiHookClient(self.url, self.spec.token, timeout=5.0) as client:
+                    with ApiHookClient(self.url, self.spec.token or None, timeout=5.0) as client:
                         client.shutdown()
                 except HookError as exc:
                     if proc.poll() is None:

@@ -162,7 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.token is not None:
         token = args.token
-    else:  # an attached app's token comes from the environment; a launched app gets none
+    else:  # an attached app's token comes from the environment (or its runtime file); a launched
+        # app generates its own, which the client finds in the runtime file
         token = os.environ.get("SLOP_HOOK_TOKEN", "") if args.url else ""
     target = Target(
         url=args.url or "",

@@ -313,7 +313,8 @@ class BaseSimulation:
     def _connect(self, url: str) -> None:
         if self._client is not None:
             self._client.close()
-        self._client = ApiHookClient(url, self.target.token, timeout=15.0)
+        # no token given: the client finds the app's own in its runtime token file
+        self._client = ApiHookClient(url, self.target.token or None, timeout=15.0)
         self._client.wait_for_server(30.0)
         self._client.discard_events()
         self._user = UserAgent(self._client, self.pace)

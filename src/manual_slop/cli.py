@@ -1,5 +1,5 @@
 """Command line: ``sloppy [--headless] [--config PATH] [--project PATH] [--hook-port N]
-[--enable-test-hooks] [--log-dir PATH] [--port-file PATH]``.
+[--enable-test-hooks] [--log-dir PATH] [--port-file PATH] [--token-file PATH]``.
 
 Paths are checked before anything is read: a bad flag or an unusable path ends
 the program with one line on stderr and exit code 2. Without a display the app
@@ -7,7 +7,9 @@ runs headless and says so. SIGINT and SIGTERM stop it cleanly (dual flush).
 The Hook API starts in headless mode (or with ``hook.enabled`` / ``--enable-test-hooks``, or
 when the active provider is ``gemini_cli``, whose tool calls ask for approval over it)
 and announces itself with the only line written to stdout:
-``hook server listening on http://HOST:PORT``.
+``hook server listening on http://HOST:PORT``. Its bearer token is ``SLOP_HOOK_TOKEN``,
+``hook.token`` or one generated at start (see :mod:`manual_slop.hooks.token`); a
+non-loopback ``hook.host`` without a configured token stops start-up (exit 2).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
     from manual_slop.controller import AppController
     from manual_slop.hooks.server import HookServer
 
-__all__ = ["UsageError", "build_parser", "display_available", "main"]
+__all__ = ["UsageError", "build_parser", "display_available", "hook_binding_refusal", "main"]
 
 PROG = "sloppy"
 
@@ -76,6 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--port-file", type=Path, metavar="PATH", help="write the Hook API's port here once it listens"
     )
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="PATH",
+        help="write the Hook API's bearer token here (mode 0600) once it listens",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
@@ -100,13 +108,14 @@ def _check_file(path: Path, flag: str) -> Path:
     return path
 
 
-def _check_port_file(path: Path) -> Path:
+def _check_port_file(path: Path, flag: str) -> Path:
+    """A file the app writes once it listens (--port-file, --token-file)."""
     path = path.expanduser()
     if path.is_dir():
-        raise UsageError(f"--port-file {path}: is a directory")
+        raise UsageError(f"{flag} {path}: is a directory")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir() or not os.access(parent, os.W_OK):
-        raise UsageError(f"--port-file {path}: folder {parent} does not exist or is not writable")
+        raise UsageError(f"{flag} {path}: folder {parent} does not exist or is not writable")
     return path
 
 
@@ -152,7 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config_file = _check_file(args.config or Path("config.toml"), "--config")
         project_file = _check_file(args.project, "--project") if args.project else None
         log_dir = _check_log_dir(args.log_dir) if args.log_dir else None
-        port_file = _check_port_file(args.port_file) if args.port_file else None
+        port_file = _check_port_file(args.port_file, "--port-file") if args.port_file else None
+        token_file = _check_port_file(args.token_file, "--token-file") if args.token_file else None
     except UsageError as exc:
         _say(f"error: {exc} (see --help)")
         return 2
@@ -173,8 +183,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         hook_port=args.hook_port,
         enable_test_hooks=args.enable_test_hooks,
         port_file=port_file,
+        token_file=token_file,
     )
     controller = AppController(config_file, project_file, log_dir, options=options, backend=ai_client)
+    wanted = controller.setting("hook.enabled") or options.enable_test_hooks
+    # the gemini CLI's tool calls ask for approval over the Hook API (scripts/cli_tool_bridge.py)
+    serves_hooks = (
+        controller.mode == "headless" or wanted or controller.state.current_provider == "gemini_cli"
+    )
+    refusal = hook_binding_refusal(controller) if serves_hooks else None
+    if refusal is not None:
+        controller.shutdown()
+        _say(f"error: {refusal}")
+        return 2
     app_log = logging.FileHandler(controller.session_log.root / "app.log", encoding="utf-8")
     app_log.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s"))
     redacting = _RedactingFilter(controller.redactor.redact)
@@ -185,6 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler.addFilter(redacting)
     if controller.state.approval_policy == "auto":
         _say("WARNING: approval policy is AUTO — actions run without asking")
+    if serves_hooks and not controller.hook_auth.required:
+        _say("WARNING: hook.require_token is false — any local user and any local program can drive the app")
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         controller.request_stop_from_signal()
@@ -195,9 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     hook_server = None
     code = 0
     try:
-        # the gemini CLI's tool calls ask for approval over the Hook API (scripts/cli_tool_bridge.py)
-        wanted = controller.setting("hook.enabled") or options.enable_test_hooks
-        if controller.mode == "headless" or wanted or controller.state.current_provider == "gemini_cli":
+        if serves_hooks:
             hook_server = _start_hook_server(controller)
         _say(f"running {controller.mode}: project {controller.paths.project_file}")
         _say(f"session logs: {controller.session_log.root}")
@@ -212,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = 2
     finally:
         if hook_server is not None:
-            _stop_hook_server(hook_server, port_file)
+            _stop_hook_server(hook_server, port_file, token_file)
         leftovers = controller.shutdown()
         ai_client.cleanup()  # server-side caches are deleted, connections closed
         for sig, handler in previous.items():
@@ -227,28 +248,68 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def hook_binding_refusal(controller: AppController) -> str | None:
+    """Why the Hook API must not start as configured (one line), or None.
+
+    A non-loopback address needs a token the user configured: a generated one does not
+    count, since no remote client could know it; switching the token off is for loopback only.
+    """
+    from manual_slop.hooks.server import is_loopback
+
+    host = str(controller.setting("hook.host"))
+    if is_loopback(host):
+        return None
+    auth = controller.hook_auth
+    if not auth.required:
+        return (
+            f"hook.host = {host!r} is not a loopback address and hook.require_token is false; "
+            "set hook.require_token = true and a token, or use hook.host = '127.0.0.1'"
+        )
+    if not auth.configured:
+        return (
+            f"hook.host = {host!r} is not a loopback address and no token is configured; "
+            "set SLOP_HOOK_TOKEN or hook.token in config.toml, or use hook.host = '127.0.0.1'"
+        )
+    return None
+
+
 def _start_hook_server(controller: AppController) -> HookServer:
-    """Start the Hook API, write --port-file, announce the URL on stdout."""
+    """Start the Hook API, write --port-file and --token-file, announce the URL on stdout."""
     from manual_slop.atomic_io import atomic_write_text
     from manual_slop.hooks.errors import HookStartError
     from manual_slop.hooks.server import HookServer
+    from manual_slop.hooks.token import write_token_file
 
     options = controller.options
     port = options.hook_port if options.hook_port is not None else controller.setting("hook.port")
-    server = HookServer(controller, controller.setting("hook.host"), port, controller.hook_token).start()
-    if options.port_file is not None:
-        try:
-            atomic_write_text(options.port_file, f"{server.port}\n")
-        except OSError as exc:
-            server.stop()
-            reason = exc.strerror or exc
-            raise HookStartError(f"--port-file {options.port_file}: cannot be written ({reason})") from exc
+    server = HookServer(
+        controller,
+        controller.setting("hook.host"),
+        port,
+        allowed_hosts=tuple(controller.setting("hook.allowed_hosts") or ()),
+    ).start()
+    try:
+        if options.port_file is not None:
+            try:
+                atomic_write_text(options.port_file, f"{server.port}\n")
+            except OSError as exc:
+                reason = exc.strerror or exc
+                raise HookStartError(
+                    f"--port-file {options.port_file}: cannot be written ({reason})"
+                ) from exc
+        if options.token_file is not None and server.token:
+            write_token_file(options.token_file, server.token)
+    except HookStartError:
+        server.stop()
+        raise
     print(f"hook server listening on {server.url}", flush=True)
     return server
 
 
-def _stop_hook_server(server: HookServer, port_file: Path | None) -> None:
-    port = server.port
+def _stop_hook_server(server: HookServer, port_file: Path | None, token_file: Path | None) -> None:
+    from manual_slop.hooks.token import remove_token_file
+
+    port, token = server.port, server.token
     left = server.stop()
     if left:
         _say(f"hook server threads still alive: {', '.join(left)}")
@@ -256,3 +317,5 @@ def _stop_hook_server(server: HookServer, port_file: Path | None) -> None:
         with contextlib.suppress(OSError):
             if port_file.read_text().strip() == str(port):
                 port_file.unlink()
+    if token_file is not None:
+        remove_token_file(token_file, token)

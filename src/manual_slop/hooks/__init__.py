@@ -12,6 +12,8 @@ from manual_slop.hooks.errors import (
     BadRequest,
     Conflict,
     ErrorCode,
+    Forbidden,
+    HeadersTooLarge,
     HookApiError,
     HookConnectionError,
     HookError,
@@ -24,6 +26,7 @@ from manual_slop.hooks.errors import (
     PayloadTooLarge,
     RequestTimedOut,
     Unauthorized,
+    UnsupportedMediaType,
 )
 
 if TYPE_CHECKING:
@@ -39,6 +42,8 @@ __all__ = [
     "BadRequest",
     "Conflict",
     "ErrorCode",
+    "Forbidden",
+    "HeadersTooLarge",
     "HookApiError",
     "HookConnectionError",
     "HookError",
@@ -52,6 +57,7 @@ __all__ = [
     "PayloadTooLarge",
     "RequestTimedOut",
     "Unauthorized",
+    "UnsupportedMediaType",
     "is_loopback",
 ]
 

@@ -2,7 +2,9 @@
 
 One kept-alive HTTP connection per calling thread; safe to share between threads.
 Error replies are raised as the classes of :mod:`manual_slop.hooks.errors`
-(``NotFound``, ``Conflict``, ...). The token comes from the argument or ``SLOP_HOOK_TOKEN``.
+(``NotFound``, ``Conflict``, ...). The token comes from the argument, else
+``SLOP_HOOK_TOKEN``, else the per-user runtime file the app writes for its port
+(:mod:`manual_slop.hooks.token`), so a client on the same machine needs no setup.
 
 Events are delivered exactly once: :meth:`ApiHookClient.events` returns everything after
 the client's cursor, and :meth:`ApiHookClient.wait_for_event` takes the first match and
@@ -10,7 +12,7 @@ keeps the events it skipped for later calls, so nothing is lost between calls.
 
 Also a command line::
 
-    python -m manual_slop.hooks.client [--url URL] [--token T] \\
+    python -m manual_slop.hooks.client [--url URL | --port N] [--token T] \\
         status | get F | set F V | click A [USER_DATA] | pending | approve ID | reject ID | send MSG
 """
 
@@ -36,6 +38,7 @@ from manual_slop.hooks.errors import (
     HookWaitTimeout,
     error_for,
 )
+from manual_slop.hooks.token import discover_token
 
 __all__ = ["DEFAULT_URL", "ApiHookClient", "main"]
 
@@ -52,20 +55,26 @@ class ApiHookClient:
 
     def __init__(
         self,
-        base_url: str = DEFAULT_URL,
+        base_url: str | None = None,
         token: str | None = None,
         timeout: float = 10.0,
         *,
+        port: int | None = None,
         on_reply: ReplyObserver | None = None,
     ) -> None:
-        """``on_reply(method, path, status, decoded body)`` sees every reply (tracing, contract tests)."""
+        """``port`` alone means ``http://127.0.0.1:PORT``. ``token=None`` finds the token
+        (``SLOP_HOOK_TOKEN``, else the app's runtime file for the port); ``''`` sends none.
+        ``on_reply(method, path, status, decoded body)`` sees every reply (tracing, contract tests)."""
+        if base_url is None:
+            base_url = f"http://127.0.0.1:{port}" if port is not None else DEFAULT_URL
         parts = urlsplit(base_url)
         if parts.scheme != "http" or not parts.hostname:
             raise ValueError(f"base_url must look like http://HOST:PORT, got {base_url!r}")
         self.base_url = base_url.rstrip("/")
         self.host = parts.hostname
         self.port = parts.port or 80
-        self.token = os.environ.get("SLOP_HOOK_TOKEN", "") if token is None else token
+        self._given_token = token
+        self._found_token: str | None = None
         self.timeout = timeout
         self.on_reply = on_reply
         self._local = threading.local()
@@ -76,14 +85,26 @@ class ApiHookClient:
     # =====================================================================================
     # transport
     # =====================================================================================
+    @property
+    def token(self) -> str:
+        """The bearer token sent ('' for none)."""
+        if self._given_token is not None:
+            return self._given_token
+        if not self._found_token:
+            self._found_token = discover_token(self.port if _is_local(self.host) else None)
+        return self._found_token
+
     def request(self, method: str, path: str, body: Any = None, *, timeout: float | None = None) -> Any:
         """One call; the decoded JSON reply. Error replies raise HookApiError subclasses."""
+        if body is None and method in ("POST", "PUT", "PATCH"):
+            body = {}  # the server takes JSON bodies only
         data = None if body is None else json.dumps(body).encode("utf-8")
         headers = {"Accept": "application/json"}
         if data is not None:
             headers["Content-Type"] = "application/json"
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
+        token = self.token
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
         wait = self.timeout if timeout is None else timeout
         for attempt in (1, 2):
             conn, reused = self._connection()
@@ -112,6 +133,8 @@ class ApiHookClient:
             payload = json.loads(raw) if raw else None
         except ValueError:
             payload = None
+        if status == 401 and self._given_token is None:
+            self._found_token = None  # the app may have restarted with a new token: look again next time
         if self.on_reply is not None:
             self.on_reply(method, path, status, payload)
         if status >= 400:
@@ -370,6 +393,10 @@ class ApiHookClient:
 # =========================================================================================
 # command line
 # =========================================================================================
+def _is_local(host: str) -> bool:
+    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+
+
 def _value(text: str) -> Any:
     """A command-line value: JSON when it parses (42, true, ["a"]), else the text itself."""
     try:
@@ -382,8 +409,13 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m manual_slop.hooks.client", description="Drive Manual Slop."
     )
-    parser.add_argument("--url", default=os.environ.get("SLOP_HOOK_URL", DEFAULT_URL), help="server URL")
-    parser.add_argument("--token", default=None, help="bearer token (default: SLOP_HOOK_TOKEN)")
+    parser.add_argument("--url", default=None, help="server URL (default: SLOP_HOOK_URL, else the port)")
+    parser.add_argument("--port", type=int, default=None, help="server port on 127.0.0.1 (default 8999)")
+    parser.add_argument(
+        "--token",
+        default=None,
+        help="bearer token (default: SLOP_HOOK_TOKEN, else the app's runtime token file for the port)",
+    )
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a reply or task")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("status", help="server status")
@@ -404,7 +436,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    client = ApiHookClient(args.url, args.token, timeout=args.timeout)
+    url = args.url or (None if args.port is not None else os.environ.get("SLOP_HOOK_URL") or None)
+    client = ApiHookClient(url, args.token, timeout=args.timeout, port=args.port)
     try:
         result: Any
         if args.command == "status":

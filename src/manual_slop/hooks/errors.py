@@ -13,12 +13,16 @@ Exceptions::
     │   ├── BadRequest           400 bad_request: malformed JSON, unknown action or field,
     │   │                        wrong value type, missing key, bad query parameter
     │   ├── Unauthorized         401 unauthorized: missing or wrong bearer token
+    │   ├── Forbidden            403 forbidden: a foreign Host, Origin or Sec-Fetch-Site
+    │   │                        (another site or a DNS-rebound name)
     │   ├── NotFound             404 not_found: unknown path, field, task, dialog or request
     │   ├── MethodNotAllowed     405 method_not_allowed: the path exists, the method does not
     │   ├── RequestTimedOut      408 timeout: the main thread or a human did not answer in time
     │   ├── Conflict             409 conflict: already resolved, feature not available yet,
     │   │                        the app is shutting down
     │   ├── PayloadTooLarge      413 payload_too_large: a body over 1 MiB
+    │   ├── UnsupportedMediaType 415 unsupported_media_type: a POST that is not application/json
+    │   ├── HeadersTooLarge      431 headers_too_large: request headers over 64 KiB
     │   └── InternalError        500 internal: a bug in the server (never caused by input)
     ├── HookConnectionError      the client could not reach the server
     ├── HookTaskFailed           ApiHookClient.wait_for_task: the task ended in state "error"
@@ -34,6 +38,8 @@ __all__ = [
     "BadRequest",
     "Conflict",
     "ErrorCode",
+    "Forbidden",
+    "HeadersTooLarge",
     "HookApiError",
     "HookConnectionError",
     "HookError",
@@ -46,6 +52,7 @@ __all__ = [
     "PayloadTooLarge",
     "RequestTimedOut",
     "Unauthorized",
+    "UnsupportedMediaType",
     "error_for",
 ]
 
@@ -55,11 +62,14 @@ MAX_MESSAGE_CHARS = 500  # error messages quote client input; keep replies small
 class ErrorCode(StrEnum):
     BAD_REQUEST = "bad_request"
     UNAUTHORIZED = "unauthorized"
+    FORBIDDEN = "forbidden"
     NOT_FOUND = "not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     TIMEOUT = "timeout"
     CONFLICT = "conflict"
     PAYLOAD_TOO_LARGE = "payload_too_large"
+    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
+    HEADERS_TOO_LARGE = "headers_too_large"
     INTERNAL = "internal"
 
 
@@ -101,6 +111,13 @@ class Unauthorized(HookApiError):
     code = ErrorCode.UNAUTHORIZED
 
 
+class Forbidden(HookApiError):
+    """403: the request names another host or comes from another site (checked before the token)."""
+
+    status = 403
+    code = ErrorCode.FORBIDDEN
+
+
 class NotFound(HookApiError):
     """404: no such path, field, task, dialog or request."""
 
@@ -140,6 +157,20 @@ class PayloadTooLarge(HookApiError):
     code = ErrorCode.PAYLOAD_TOO_LARGE
 
 
+class UnsupportedMediaType(HookApiError):
+    """415: a POST whose Content-Type is not application/json (a browser form or text/plain post)."""
+
+    status = 415
+    code = ErrorCode.UNSUPPORTED_MEDIA_TYPE
+
+
+class HeadersTooLarge(HookApiError):
+    """431: the request's headers are larger than the server accepts."""
+
+    status = 431
+    code = ErrorCode.HEADERS_TOO_LARGE
+
+
 class InternalError(HookApiError):
     """500: a bug in the server; the traceback is in app.log."""
 
@@ -152,11 +183,14 @@ _BY_CODE: dict[str, type[HookApiError]] = {
     for cls in (
         BadRequest,
         Unauthorized,
+        Forbidden,
         NotFound,
         MethodNotAllowed,
         RequestTimedOut,
         Conflict,
         PayloadTooLarge,
+        UnsupportedMediaType,
+        HeadersTooLarge,
         InternalError,
     )
 }

@@ -1,8 +1,9 @@
 """The OpenAPI 3.1 document of the Hook API, rendered from the route table.
 
 Every operation lists its path and query parameters, its JSON body, its success reply
-and every error status it can give (400, 413 and 500 on all of them, 401 wherever a
-token can be required, plus the route's own). Schemas come from :mod:`.schemas`.
+and every error status it can give (400, 403, 413, 431 and 500 on all of them, 401
+wherever a token can be required, 415 on POSTs, plus the route's own). Schemas come
+from :mod:`.schemas`.
 """
 
 from __future__ import annotations
@@ -15,16 +16,19 @@ from manual_slop.hooks.schemas import EVENT_TYPES, component_schemas
 
 __all__ = ["COMMON_ERRORS", "ERROR_DESCRIPTIONS", "build_openapi"]
 
-COMMON_ERRORS: tuple[int, ...] = (400, 413, 500)
+COMMON_ERRORS: tuple[int, ...] = (400, 403, 413, 431, 500)
 
 ERROR_DESCRIPTIONS: dict[int, str] = {
     400: "bad_request: malformed JSON, unknown action, field or query parameter, wrong type, missing key",
-    401: "unauthorized: a token is configured and 'Authorization: Bearer <token>' is missing or wrong",
+    401: "unauthorized: 'Authorization: Bearer <token>' is missing or wrong",
+    403: "forbidden: the Host is not this server, or the Origin / Sec-Fetch-Site is another site",
     404: "not_found: no such field, task, dialog or request",
     405: "method_not_allowed: the path exists with other methods (see the Allow header)",
     408: "timeout: the main thread (or the user) did not answer in time",
     409: "conflict: already resolved, feature not available yet, or the app is shutting down",
     413: "payload_too_large: the body is over 1 MiB",
+    415: "unsupported_media_type: the body is not 'Content-Type: application/json'",
+    431: "headers_too_large: the request headers are over 64 KiB",
     500: "internal: a server bug (never caused by client input); details in app.log",
 }
 
@@ -63,6 +67,8 @@ def _operation(route: Route) -> dict[str, Any]:
     if route.request is not None:
         operation["requestBody"] = {"required": True, "content": _json(route.request)}
     errors = set(COMMON_ERRORS) | set(route.errors) | ({401} if route.auth else set())
+    if route.method in ("POST", "PUT", "PATCH"):
+        errors.add(415)
     for status in sorted(errors):
         operation["responses"][str(status)] = {
             "description": ERROR_DESCRIPTIONS[status],
@@ -90,7 +96,10 @@ def build_openapi(
                 "bearer": {
                     "type": "http",
                     "scheme": "bearer",
-                    "description": "required when hook.token or SLOP_HOOK_TOKEN is set",
+                    "description": (
+                        "always required (SLOP_HOOK_TOKEN, hook.token, else generated at start and "
+                        "written to the per-user runtime file hook-<port>.token)"
+                    ),
                 }
             },
         },

@@ -22,6 +22,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from manual_slop.hooks.errors import BadRequest, MethodNotAllowed, NotFound
+from manual_slop.hooks.guard import MAX_JSON_DEPTH, json_depth_exceeds
 from manual_slop.hooks.schemas import GUI_ACTION_SCHEMAS, REQUEST_SCHEMAS
 
 __all__ = ["Call", "QueryParam", "Reply", "Route", "Router"]
@@ -169,11 +170,14 @@ class Router:
         }
 
     def parse_body(self, route: Route, raw: bytes) -> Any:
-        """The body decoded and checked against the route's request schema (None for bodiless routes)."""
-        if route.request is None:
+        """The body decoded and checked against the route's request schema (None for bodiless
+        routes, which take an empty body or any JSON object)."""
+        if route.request is None and not raw.strip():
             return None
         if not raw.strip():
             raise BadRequest("the request body is empty; expected a JSON object")
+        if json_depth_exceeds(raw, MAX_JSON_DEPTH):
+            raise BadRequest(f"the body is nested deeper than {MAX_JSON_DEPTH} levels")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -188,10 +192,10 @@ class Router:
             ) from None
         except ValueError as exc:
             raise BadRequest(f"the body is not valid JSON: {exc}") from None
-        except RecursionError:
-            raise BadRequest("the body is nested too deeply") from None
         if not isinstance(body, dict):
             raise BadRequest(f"the body must be a JSON object, got {_json_type(body)}")
+        if route.request is None:
+            return None
         validator = self._validator_for(route.request, body)
         error = best_match(validator.iter_errors(body))
         if error is not None:

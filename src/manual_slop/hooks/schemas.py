@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from manual_slop.hooks.errors import ErrorCode
+
 __all__ = [
     "DIALOG_PAYLOADS",
     "EVENT_TYPES",
@@ -123,18 +125,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
         {
             "error": _obj(
                 {
-                    "code": {
-                        "enum": [
-                            "bad_request",
-                            "unauthorized",
-                            "not_found",
-                            "method_not_allowed",
-                            "timeout",
-                            "conflict",
-                            "payload_too_large",
-                            "internal",
-                        ]
-                    },
+                    "code": {"enum": [str(code) for code in ErrorCode]},
                     "message": _STR,
                 }
             )

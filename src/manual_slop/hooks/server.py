@@ -1,10 +1,16 @@
 """HookServer: the Hook API over HTTP/1.1 (``ThreadingHTTPServer``, one thread per connection).
 
-Per request: read the body (at most 1 MiB, else 413) → check the bearer token (every
-request but ``GET /status`` when one is configured, else 401) → route (404 / 405) →
-check the query and body (400) → run the handler (:mod:`.api`) → append
-``{method, path, status, ms}`` to ``apihooks.log`` → reply JSON. Any exception a handler did not turn
-into an error reply becomes a 500 ``internal`` with the traceback in ``app.log``.
+Per request: the request line and headers (an HTTP version, at most 64 KiB of headers) →
+the :class:`~manual_slop.hooks.guard.RequestGuard` (Host, Origin, bearer token: 403 / 401)
+→ route (404 / 405) → content type (415) → read the body (at most 1 MiB, else 413; nesting
+depth, JSON, schema: 400) → run the handler (:mod:`.api`) → append
+``{method, path, status, ms}`` to ``apihooks.log`` → reply JSON, every string in it run
+through the app's redactor. A request refused before its body was read closes its
+connection. Any exception a handler did not turn into an error reply becomes a 500
+``internal`` with the traceback in ``app.log``.
+
+While it listens, the token is in the per-user runtime file of its port
+(:mod:`.token`), so local clients find it without being told.
 
 Lifetime: :meth:`HookServer.start` binds and serves on the ``slop-hook-server`` thread;
 :meth:`HookServer.stop` stops accepting, wakes long polls, rejects asks still waiting,
@@ -15,7 +21,7 @@ thread it started.
 from __future__ import annotations
 
 import contextlib
-import hmac
+import http.client
 import ipaddress
 import itertools
 import json
@@ -25,6 +31,7 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
@@ -34,15 +41,17 @@ from manual_slop.events import json_snapshot
 from manual_slop.hooks.api import HookApi, automation_error
 from manual_slop.hooks.errors import (
     BadRequest,
+    HeadersTooLarge,
     HookApiError,
     HookStartError,
     InternalError,
     MethodNotAllowed,
     PayloadTooLarge,
-    Unauthorized,
 )
+from manual_slop.hooks.guard import MAX_HEADER_BYTES, RequestGuard
 from manual_slop.hooks.openapi import build_openapi
 from manual_slop.hooks.routes import Call, Reply, Route, Router
+from manual_slop.hooks.token import remove_token_file, runtime_token_path, write_token_file
 from manual_slop.threads import join_all
 
 if TYPE_CHECKING:
@@ -86,19 +95,27 @@ class HookServer:
         controller: AppController,
         host: str = "127.0.0.1",
         port: int = 8999,
-        token: str = "",
+        token: str | None = None,
         *,
+        allowed_hosts: tuple[str, ...] = (),
         main_timeout: float = 5.0,
         max_body: int = MAX_BODY_BYTES,
+        runtime_token_file: bool = True,
     ) -> None:
+        """``token=None`` takes the controller's (``hook_auth``); ``''`` serves without one."""
         self.controller = controller
         self.host = host
         self._requested_port = port
-        self._token = token.encode("utf-8")
+        self.token = controller.hook_auth.token if token is None else token
+        self.allowed_hosts = tuple(allowed_hosts)
         self.max_body = max_body
         self.api = HookApi(controller, main_timeout=main_timeout)
         self.router = Router(self.api.routes())
         self.api.openapi = build_openapi(self.router.routes, __version__)
+        self.guard = RequestGuard(self.token, 0)
+        self._runtime_token_file = runtime_token_file
+        self.token_file: Path | None = None  # the runtime file while serving
+        self._redact = controller.redactor.redact_obj
         self._httpd: _HttpServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -122,7 +139,7 @@ class HookServer:
         """Bind and serve; HookStartError when the address cannot be used."""
         if self._httpd is not None:
             raise RuntimeError("the hook server is already started")
-        if not self._token and not is_loopback(self.host):
+        if not self.token and not is_loopback(self.host):
             raise HookStartError(
                 f"refusing to serve the Hook API on non-loopback host {self.host!r} without a token; "
                 "set hook.token in config.toml or SLOP_HOOK_TOKEN, or use hook.host = '127.0.0.1'"
@@ -133,6 +150,16 @@ class HookServer:
         except OSError as exc:
             reason = exc.strerror or str(exc)
             raise HookStartError(f"cannot listen on {self.host}:{self._requested_port} ({reason})") from exc
+        self.guard = RequestGuard(self.token, self.port, self.allowed_hosts, self.host)
+        if self.token and self._runtime_token_file:
+            try:
+                self.token_file = write_token_file(
+                    runtime_token_path(self.port), self.token, private_folder=True
+                )
+            except HookStartError:
+                self._httpd.server_close()
+                self._httpd = None
+                raise
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.1},
@@ -140,7 +167,7 @@ class HookServer:
             daemon=True,
         )
         self._thread.start()
-        self.controller.hook_api = (self.url, self._token.decode("utf-8"))  # the Gemini CLI bridge asks here
+        self.controller.hook_api = (self.url, self.token)  # the Gemini CLI bridge asks here
         return self
 
     def stop(self, timeout: float = 2.0) -> list[str]:
@@ -162,6 +189,9 @@ class HookServer:
         left += join_all(httpd.connection_threads(), max(0.0, deadline - time.monotonic()))
         httpd.server_close()
         self._thread = None
+        if self.token_file is not None:
+            remove_token_file(self.token_file, self.token)
+            self.token_file = None
         return [t.name for t in left]
 
     def __enter__(self) -> HookServer:
@@ -177,6 +207,7 @@ class HookServer:
         raw_path = urlsplit(request.path).path
         headers: dict[str, str] = {}
         after = None
+        request.slop_body_read = False
         try:
             route, reply = self._dispatch(request)
             status = reply.status or route.status
@@ -193,6 +224,11 @@ class HookServer:
             log.exception("hook %s %s failed", method, raw_path[:LOGGED_PATH_CHARS])
             error = InternalError(f"internal error ({type(exc).__name__}); the traceback is in app.log")
             status, body = error.status, error.to_body()
+        if not request.slop_body_read and (
+            request.headers.get("Content-Length", "0").strip() not in ("", "0")
+            or request.headers.get("Transfer-Encoding")
+        ):
+            request.close_connection = True  # refused before its body was read: the stream is unusable
         entry: dict[str, Any] = {
             "method": method,
             "path": raw_path[:LOGGED_PATH_CHARS],
@@ -207,22 +243,22 @@ class HookServer:
         except OSError as exc:  # a full disk must not cost the client its reply
             log.warning("apihooks.log: %s", exc)
         try:
-            self._reply(request, status, body, headers)
+            self._reply(request, status, self._redact(body), headers)
         except OSError:  # the client went away
             request.close_connection = True
         if after is not None:
             after()
 
     def _dispatch(self, request: _Handler) -> tuple[Route, Reply]:
-        raw = self._read_body(request)
         split = urlsplit(request.path)
         try:
             path = unquote(split.path, errors="strict")
         except UnicodeDecodeError:
             raise BadRequest("the path is not valid UTF-8 after percent-decoding") from None
-        if self._token and not (request.command == "GET" and path == "/status"):
-            self._check_token(request)
+        self.guard.check_request(request.command, path, request.headers)
         route, params = self.router.match(request.command, path)
+        self.guard.check_content_type(request.command, request.headers)
+        raw = self._read_body(request)
         query = self.router.parse_query(route, split.query)
         body = self.router.parse_body(route, raw)
         result = route.handler(Call(params, query, body))
@@ -232,8 +268,13 @@ class HookServer:
         if request.headers.get("Transfer-Encoding"):
             request.close_connection = True
             raise BadRequest("Transfer-Encoding is not supported; send the body with Content-Length")
-        length_text = request.headers.get("Content-Length")
+        lengths = request.headers.get_all("Content-Length") or []
+        if len(lengths) > 1:
+            request.close_connection = True
+            raise BadRequest(f"Content-Length is given {len(lengths)} times; give it once")
+        length_text = lengths[0] if lengths else None
         if length_text is None:
+            request.slop_body_read = True
             return b""
         try:
             length = int(length_text)
@@ -249,16 +290,11 @@ class HookServer:
                 request.close_connection = True
             raise PayloadTooLarge(f"the body has {length} bytes; the limit is {self.max_body} bytes")
         raw = request.rfile.read(length) if length else b""
+        request.slop_body_read = True
         if len(raw) < length:
             request.close_connection = True
             raise BadRequest(f"the body ended after {len(raw)} of {length} bytes")
         return raw
-
-    def _check_token(self, request: _Handler) -> None:
-        scheme, _, value = request.headers.get("Authorization", "").strip().partition(" ")
-        given = value.strip().encode("latin-1", errors="replace")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given, self._token):
-            raise Unauthorized("missing or wrong token; send 'Authorization: Bearer <token>'")
 
     @staticmethod
     def _reply(request: _Handler, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
@@ -288,6 +324,21 @@ class _Handler(BaseHTTPRequestHandler):
     sys_version = ""
     timeout = IDLE_TIMEOUT_S
     disable_nagle_algorithm = True  # headers and body are two writes; do not let Nagle delay the second
+    slop_body_read = False  # set per request by HookServer.handle
+
+    def parse_request(self) -> bool:
+        """http.server's parsing with two more rules: headers total at most 64 KiB (431), and a
+        request line must carry an HTTP version (an HTTP/0.9 request gets a 400, with headers)."""
+        stream = self.rfile
+        self.rfile = _HeaderBudget(stream, MAX_HEADER_BYTES)  # type: ignore[assignment]
+        try:
+            parsed = super().parse_request()
+        finally:
+            self.rfile = stream
+        if parsed and self.request_version == "HTTP/0.9":
+            self.send_error(400, "the request line has no HTTP version (expected 'METHOD PATH HTTP/1.1')")
+            return False
+        return parsed
 
     def _dispatch(self) -> None:
         with self.server.busy():
@@ -302,7 +353,11 @@ class _Handler(BaseHTTPRequestHandler):
             error: HookApiError = self._unsupported_method()
             if isinstance(error, MethodNotAllowed):
                 headers["Allow"] = ", ".join(error.allowed)
-        else:  # 400 bad syntax, 414 request line too long, 431 headers too large, 505 version
+        elif code == 431:
+            error = HeadersTooLarge(
+                f"the request headers are over {MAX_HEADER_BYTES // 1024} KiB or 100 lines"
+            )
+        else:  # 400 bad syntax, 414 request line too long, 505 version
             error = BadRequest(f"malformed HTTP request: {message or code}")
         self.close_connection = True
         if self.request_version == "HTTP/0.9":  # unparsable request line: still answer with headers
@@ -335,6 +390,26 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # every request goes to apihooks.log instead
         pass
+
+
+class _HeaderBudget:
+    """Wraps a request's stream while its headers are parsed: past ``limit`` bytes, a header
+    line is "too long" (http.server then answers 431)."""
+
+    def __init__(self, stream: Any, limit: int) -> None:
+        self._stream = stream
+        self._left = limit
+
+    def readline(self, size: int = -1) -> bytes:
+        want = self._left + 1 if size < 0 else min(size, self._left + 1)
+        line = self._stream.readline(want)
+        self._left -= len(line)
+        if self._left < 0:
+            raise http.client.LineTooLong("request headers")
+        return line
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 class _HttpServer(ThreadingHTTPServer):

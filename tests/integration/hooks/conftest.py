@@ -64,7 +64,9 @@ class Contract:
         template = self.template_of(path)
         operation = self.doc["paths"][template].get(method.lower()) if template else None
         if operation is None:  # not an operation: only the routing and transport errors exist
-            assert status in (400, 401, 404, 405, 413), f"{method} {path}: status {status} off the document"
+            assert status in (400, 401, 403, 404, 405, 413, 415, 431), (
+                f"{method} {path}: status {status} off the document"
+            )
             ref = "#/components/schemas/Error"
         else:
             responses = operation["responses"]
@@ -125,6 +127,8 @@ def raw_call(
     sent = dict(headers or {})
     if auth and app.token:
         sent.setdefault("Authorization", f"Bearer {app.token}")
+    if method in ("POST", "PUT", "PATCH"):
+        sent.setdefault("Content-Type", "application/json")
     conn = http.client.HTTPConnection("127.0.0.1", app.server.port, timeout=timeout)
     try:
         conn.request(method, path, body=data, headers=sent)
@@ -158,10 +162,12 @@ def hook_app_factory(make_controller) -> Iterator[HookAppFactory]:
     started: list[tuple[HookApp, threading.Thread]] = []
 
     def factory(
-        token: str = "", main_timeout: float = 5.0, ticker: bool = True, **controller_kwargs: Any
+        token: str | None = None, main_timeout: float = 5.0, ticker: bool = True, **controller_kwargs: Any
     ) -> HookApp:
+        """``token=None``: the controller's own (generated) token, as the app runs by default."""
         ctrl = make_controller(**controller_kwargs)
         server = HookServer(ctrl, "127.0.0.1", 0, token, main_timeout=main_timeout).start()
+        token = server.token
         thread = threading.Thread(target=HeadlessTicker(ctrl).run, name="test-ticker", daemon=True)
         if ticker:
             thread.start()

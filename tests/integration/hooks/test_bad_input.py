@@ -23,7 +23,11 @@ CASES: list[tuple[str, str, object, int, str, str]] = [
     ("POST", GUI, b"[1, 2]", 400, "bad_request", "must be a JSON object, got an array"),
     ("POST", GUI, b'"text"', 400, "bad_request", "must be a JSON object, got a string"),
     ("POST", GUI, b'{"action":"set_value","item":"temperature","value":NaN}', 400, "bad_request", "NaN"),
-    ("POST", GUI, b"[" * 100_000 + b"]" * 100_000, 400, "bad_request", "nested too deeply"),
+    ("POST", GUI, b"[" * 100_000 + b"]" * 100_000, 400, "bad_request", "nested deeper than 64 levels"),
+    ("POST", "/api/ask", b'{"question":' + b"[" * 900 + b"]" * 900 + b"}", 400, "bad_request",
+     "nested deeper than 64 levels"),
+    ("POST", "/api/shutdown", b"{" * 70 + b"}" * 70, 400, "bad_request", "nested deeper than 64 levels"),
+    ("POST", "/api/shutdown", b"not json", 400, "bad_request", "not valid JSON"),
     ("POST", "/api/send", b'{"message": "caf\xe9"}', 400, "bad_request", "not valid UTF-8"),
     ("POST", "/api/send", b"\xff\xfe{}", 400, "bad_request", "not valid UTF-8"),
     # unknown actions, fields, selectors
@@ -123,7 +127,14 @@ def test_head_is_refused_without_a_body(hook_app: HookApp) -> None:
 
 
 def raw_exchange(app: HookApp, data: bytes, timeout: float = 5.0) -> tuple[int, dict]:
-    """Send raw bytes, read one reply; (status, JSON body)."""
+    """Send raw bytes (after the request line: this server's Host, the token and, for a POST, a
+    JSON content type), read one reply; (status, JSON body)."""
+    line, sep, rest = data.partition(b"\r\n")
+    if sep and line.endswith(b"HTTP/1.1"):
+        extra = f"Host: 127.0.0.1:{app.server.port}\r\nAuthorization: Bearer {app.token}\r\n".encode()
+        if line.startswith(b"POST"):
+            extra += b"Content-Type: application/json\r\n"
+        data = line + sep + extra + rest
     with socket.create_connection(("127.0.0.1", app.server.port), timeout=timeout) as sock:
         sock.sendall(data)
         received = b""
@@ -149,7 +160,10 @@ def raw_exchange(app: HookApp, data: bytes, timeout: float = 5.0) -> tuple[int, 
         (b"GARBAGE\r\n\r\n", 400, "malformed HTTP request"),
         (b"GET /status HTTP/9.9\r\n\r\n", 400, "malformed HTTP request"),
         (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", 400, "malformed HTTP request"),
-        (b"GET /status HTTP/1.1\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", 400, "malformed HTTP request"),
+        (b"GET /status HTTP/1.1\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", 431, "over 64 KiB"),
+        (b"GET /status HTTP/1.1\r\n" + b"X-Big: " + b"a" * 30_000 + b"\r\n" + b"X-Big2: " + b"a" * 40_000
+         + b"\r\n\r\n", 431, "over 64 KiB"),
+        (b"GET /status\r\n\r\n", 400, "no HTTP version"),
         (b"POST /api/send HTTP/1.1\r\nContent-Length: abc\r\n\r\n", 400, "is not a non-negative integer"),
         (b"POST /api/send HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 400, "is not a non-negative integer"),
         (b"POST /api/send HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "Transfer-Encoding"),

@@ -89,9 +89,15 @@ def test_a_non_loopback_host_needs_a_token(tmp_path: Path) -> None:
     config.write_text('[hook]\nhost = "0.0.0.0"\n')
     code, out, err = finish(launch(["--config", str(config), "--hook-port", "0"], tmp_path))
     assert code == 2 and out == ""
-    assert (
-        "sloppy: error: refusing to serve the Hook API on non-loopback host '0.0.0.0' without a token" in err
-    )
+    assert err.splitlines() == [
+        "sloppy: error: hook.host = '0.0.0.0' is not a loopback address and no token is configured; "
+        "set SLOP_HOOK_TOKEN or hook.token in config.toml, or use hook.host = '127.0.0.1'"
+    ], err
+    config.write_text('[hook]\nhost = "0.0.0.0"\nrequire_token = false\n')
+    code, out, err = finish(launch(["--config", str(config), "--hook-port", "0"], tmp_path))
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert "hook.require_token is false" in err
+    config.write_text('[hook]\nhost = "0.0.0.0"\n')
 
     env = {**clean_env(), "SLOP_HOOK_TOKEN": "tok-123456"}
     proc = launch(["--config", str(config), "--hook-port", "0"], tmp_path, env)

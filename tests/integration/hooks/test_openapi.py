@@ -62,7 +62,8 @@ def test_every_operation_documents_its_errors(hook_app: HookApp) -> None:
     for template, item in hook_app.contract.doc["paths"].items():
         for method, operation in item.items():
             statuses = set(operation["responses"])
-            assert {"400", "413", "500"} <= statuses, f"{method} {template}"
+            assert {"400", "403", "413", "431", "500"} <= statuses, f"{method} {template}"
+            assert ("415" in statuses) == (method == "post"), f"{method} {template}"
             assert ("401" in statuses) == (operation.get("security") != []), f"{method} {template}"
             assert any(s.startswith("2") for s in statuses)
     codes = hook_app.contract.doc["components"]["schemas"]["Error"]["properties"]["error"]["properties"]
@@ -72,9 +73,10 @@ def test_every_operation_documents_its_errors(hook_app: HookApp) -> None:
 def test_the_public_surface_is_pinned() -> None:
     assert hooks.__all__ == sorted(hooks.__all__)
     assert set(hooks.__all__) == {
-        "ApiHookClient", "BadRequest", "Conflict", "ErrorCode", "HookApiError", "HookConnectionError",
-        "HookError", "HookServer", "HookStartError", "HookTaskFailed", "HookWaitTimeout", "InternalError",
-        "MethodNotAllowed", "NotFound", "PayloadTooLarge", "RequestTimedOut", "Unauthorized", "is_loopback",
+        "ApiHookClient", "BadRequest", "Conflict", "ErrorCode", "Forbidden", "HeadersTooLarge",
+        "HookApiError", "HookConnectionError", "HookError", "HookServer", "HookStartError", "HookTaskFailed",
+        "HookWaitTimeout", "InternalError", "MethodNotAllowed", "NotFound", "PayloadTooLarge",
+        "RequestTimedOut", "Unauthorized", "UnsupportedMediaType", "is_loopback",
     }  # fmt: skip
     for name in hooks.__all__:
         assert getattr(hooks, name) is not None

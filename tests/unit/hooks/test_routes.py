@@ -97,10 +97,15 @@ def test_gui_bodies_are_checked_by_their_action() -> None:
         r.parse_body(gui, b'{"action": "select_tab", "tab_bar": "t", "tab": ["x"]}')
 
 
-def test_bodiless_routes_ignore_the_body() -> None:
+def test_bodiless_routes_take_an_empty_body_or_any_json_object() -> None:
     r = router()
     route, _ = r.match("GET", "/api/items")
-    assert r.parse_body(route, b"anything") is None
+    assert r.parse_body(route, b"") is None
+    assert r.parse_body(route, b'{"ignored": [1, 2]}') is None
+    with pytest.raises(BadRequest, match="not valid JSON"):
+        r.parse_body(route, b"anything")
+    with pytest.raises(BadRequest, match="nested deeper than 64 levels"):
+        r.parse_body(route, b"[" * 65 + b"]" * 65)
 
 
 def test_long_messages_are_clipped() -> None:

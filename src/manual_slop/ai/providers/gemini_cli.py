@@ -47,6 +47,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from manual_slop.ai.comms import clip, get_current_tier
 from manual_slop.ai.errors import ConfigurationError, ErrorKind, ProviderError, WireError
@@ -62,6 +63,7 @@ from manual_slop.ai.xml_protocol import (
     render_results,
     render_text_messages,
 )
+from manual_slop.hooks.token import runtime_token_path
 
 __all__ = ["CLI_EXIT_CODES", "GeminiCliProvider"]
 
@@ -81,7 +83,14 @@ CLI_EXIT_CODES = {
 }
 # inherited values the CLI must not see: the provider's settings are the only source
 _REPLACED_ENV = frozenset(
-    {"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "SLOP_HOOK_TOKEN", "SLOP_HOOK_URL"}
+    {
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GEMINI_BASE_URL",
+        "SLOP_HOOK_TOKEN",
+        "SLOP_HOOK_TOKEN_FILE",
+        "SLOP_HOOK_URL",
+    }
 )
 
 
@@ -182,7 +191,12 @@ class GeminiCliProvider(Provider):
             env["GOOGLE_GEMINI_BASE_URL"] = self.config.base_url.rstrip("/")
         # always set (empty when unused): a project's .env cannot fill in what is already set
         endpoint = self.hooks.hook_api() or ("", "")
-        env["SLOP_HOOK_URL"], env["SLOP_HOOK_TOKEN"] = endpoint[0] or "", endpoint[1] or ""
+        env["SLOP_HOOK_URL"] = endpoint[0] or ""
+        # Never the token itself: every command the CLI runs would inherit it. The bridge reads it
+        # from the app's per-user runtime token file (named here: the CLI gets its own TMPDIR).
+        env["SLOP_HOOK_TOKEN"] = ""
+        port = urlsplit(endpoint[0]).port if endpoint[0] else None
+        env["SLOP_HOOK_TOKEN_FILE"] = str(runtime_token_path(port)) if port else ""
         env["SLOP_BRIDGE_DENY"] = "" if tools_enabled else "tools are off for this request; answer in text"
         return env
 

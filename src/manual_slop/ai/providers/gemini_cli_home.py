@@ -85,8 +85,8 @@ def settings(command: str) -> dict[str, Any]:
     return {
         "security": {
             "auth": {"selectedType": "gemini-api-key"},
-            # the bridge needs these even where the CLI strips secrets from child environments
-            "environmentVariableRedaction": {"allowed": ["SLOP_HOOK_URL", "SLOP_HOOK_TOKEN"]},
+            # the bridge needs the URL even where the CLI strips secrets from child environments
+            "environmentVariableRedaction": {"allowed": ["SLOP_HOOK_URL", "SLOP_HOOK_TOKEN_FILE"]},
         },
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},

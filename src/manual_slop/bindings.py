@@ -72,7 +72,7 @@ def register_task_handlers(ctrl: AppController) -> None:
 
     def handle_ai_response(task: dict[str, Any]) -> None:
         request_id = task.get("request_id")
-        text = str(task.get("text", ""))
+        text = ctrl.redactor.redact(str(task.get("text", "")))
         failed = task.get("status") == "error"
         state.ai_response = text
         ctrl.set_ai_status("error" if failed else "done")
@@ -81,7 +81,7 @@ def register_task_handlers(ctrl: AppController) -> None:
                 request_id,
                 state="error" if failed else "done",
                 response=None if failed else text,
-                error=task.get("error") if failed else None,
+                error=ctrl.redactor.redact(str(task.get("error"))) if failed else None,
                 finished=time.time(),
             )
         if state.active_request_id == request_id:
@@ -100,7 +100,9 @@ def register_task_handlers(ctrl: AppController) -> None:
         if request_id is None or request_id != state.active_request_id:
             return  # a late chunk of a request that already finished
         text = str(task.get("text", ""))
-        state.ai_response = text if task.get("seq", 0) == 0 else state.ai_response + text
+        # redacted whole, not per chunk: a key may arrive split over several chunks
+        shown = text if task.get("seq", 0) == 0 else state.ai_response + text
+        state.ai_response = ctrl.redactor.redact(shown)
         ctrl.publish("ai_stream_chunk", {"request_id": request_id, "seq": task.get("seq", 0), "text": text})
 
     def show_track_proposal(task: dict[str, Any]) -> None:

@@ -26,7 +26,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +42,7 @@ from manual_slop.automation import (
 )
 from manual_slop.clutch import ExecutionClutch
 from manual_slop.config import (
+    CREDENTIAL_ENV_VARS,
     GLOBAL_SCHEMA,
     PROVIDER_NAMES,
     AppPaths,
@@ -51,13 +52,16 @@ from manual_slop.context.service import ContextService
 from manual_slop.dialogs import Decision, PendingDialog
 from manual_slop.documents import Documents
 from manual_slop.events import AsyncEventQueue, EventJournal, UserRequestEvent
+from manual_slop.hooks.token import resolve_hook_auth, runtime_dir
 from manual_slop.perf import PerformanceMonitor
+from manual_slop.redaction import Redactor, known_secrets
 from manual_slop.requests import RequestBoard, RequestRecord
 from manual_slop.schema import Problem
-from manual_slop.session_log import Redactor, SessionLog
+from manual_slop.session_log import SessionLog
 from manual_slop.state import AppState, Notification
 from manual_slop.tasks import GuardedList, TaskBoard
 from manual_slop.threads import DaemonThreadExecutor, join_all
+from manual_slop.tools.security import PathPolicy
 
 __all__ = ["AppController", "ChatBackend", "LaunchOptions", "RequestRecord"]
 
@@ -84,6 +88,7 @@ class LaunchOptions:
     hook_port: int | None = None
     enable_test_hooks: bool = False
     port_file: Path | None = None
+    token_file: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,11 +127,20 @@ class AppController:
         problems: list[Problem] = list(self.documents.problems)
         self.credentials, credential_problems = Credentials.load(self.paths.credentials_file, environ)
         problems += credential_problems
-        self.hook_token: str = environ.get("SLOP_HOOK_TOKEN", "") or self.setting("hook.token")
+        self.hook_auth = resolve_hook_auth(
+            environ, self.setting("hook.token"), bool(self.setting("hook.require_token"))
+        )
         self.hook_api: tuple[str, str] | None = None  # (url, token) while a HookServer serves this app
 
         # -- services ---------------------------------------------------------------
-        self.redactor = Redactor([*self.credentials.secret_values(), self.hook_token])
+        self.redactor = Redactor(
+            known_secrets(
+                self.credentials.file_secrets(),
+                environ,
+                [*CREDENTIAL_ENV_VARS.values(), "GOOGLE_API_KEY"],
+                self.hook_auth.token,
+            )
+        )
         self.session_log = SessionLog(self.paths.log_dir, self.redactor)
         self.journal = EventJournal()
         self.perf = PerformanceMonitor()
@@ -273,13 +287,16 @@ class AppController:
         if event.context is not None:  # aggregate here, on the request thread, not the main thread
             compiled = self.context.compile(event.context, "send", extra={"request_id": event.request_id})
             md_content, file_items = compiled.markdown, compiled.file_items
+        extras = self._send_extras(event)
+        if event.context is not None:  # the context's own refresher: changed files in their views
+            extras["refresher"] = compiled.refresher(self.context.cache)
         return backend.send(
             md_content,
             event.prompt,
             base_dir=event.base_dir,
             file_items=file_items,
             discussion_history=event.disc_text,
-            **self._send_extras(event),
+            **extras,
         )
 
     def _send_extras(self, event: UserRequestEvent) -> dict[str, Any]:
@@ -361,6 +378,7 @@ class AppController:
     def _add_log_entry(
         self, pending: GuardedList[dict[str, Any]], seq: itertools.count, kind: str, entry: Mapping[str, Any]
     ) -> dict[str, Any]:
+        entry = self.redactor.redact_obj(dict(entry))  # the view, the log and the events alike
         with self._log_seq_lock:  # numbering and queueing together keep the view sorted by seq
             record = {"seq": next(seq), "local_ts": time.time(), **entry}
             pending.append(record)
@@ -378,8 +396,8 @@ class AppController:
         )
 
     def publish(self, event_type: str, payload: Mapping[str, Any] | None = None) -> int:
-        """Announce an event to automation (any thread)."""
-        return self.journal.publish(event_type, dict(payload or {}))
+        """Announce an event to automation (any thread); known secrets are redacted from it."""
+        return self.journal.publish(event_type, self.redactor.redact_obj(dict(payload or {})))
 
     def request_approval(
         self, dialog: PendingDialog, timeout: float | None = None, preapproved: str = ""
@@ -392,6 +410,7 @@ class AppController:
         return self.clutch.submit(dialog, timeout, preapproved)
 
     def _on_clutch_event(self, event_type: str, payload: dict[str, Any]) -> None:
+        payload = self.redactor.redact_obj(payload)  # a diff preview may quote a key from the file
         self.publish(event_type, payload)
         self.post_gui_task({"action": event_type, "dialog": payload})
 
@@ -593,6 +612,23 @@ class AppController:
     def base_dir(self) -> Path:
         """The project's files base dir, resolved against the project file's folder."""
         return (self.paths.project_file.parent / self.state.files_base_dir).resolve()
+
+    def path_policy(
+        self, base_dir: Path, tracked: Sequence[str] = (), exclude: Sequence[str] = ()
+    ) -> PathPolicy:
+        """The one path policy for reads on the model's behalf (tools, context, refresh, MMA):
+        ``base_dir`` and the ``tracked`` globs allowed; the app's config, credentials, history,
+        session logs and Hook API token folder refused (any thread)."""
+        paths = self.paths
+        return PathPolicy.for_project(
+            base_dir,
+            tracked,
+            exclude,
+            log_dir=paths.log_dir,
+            protected_files=[paths.config_file, paths.credentials_file, paths.history_file],
+            write_protected=[paths.project_file],
+            private_dirs=[(runtime_dir(), "the Hook API's token folder")],
+        )
 
     @property
     def backend(self) -> ChatBackend | None:

@@ -92,3 +92,4 @@ def connect(client: AIClient, ctrl: AppController) -> None:
     client.notify_callback = notify
     client.confirm_and_run_callback = make_pre_tool_callback(ctrl, ctrl.base_dir())
     client.hook_api_callback = lambda: ctrl.hook_api  # the Gemini CLI's tool calls ask the clutch there
+    client.redact_callback = ctrl.redactor.redact  # nothing the app knows as secret is ever sent

@@ -27,7 +27,7 @@ from manual_slop.ai.messages import StreamSink, Usage
 from manual_slop.ai.providers import Provider, ProviderConfig, ProviderHooks, provider_class
 from manual_slop.ai.providers.base import DEFAULT_TIMEOUT_S
 from manual_slop.ai.rag import RagEngine, inject_rag_context
-from manual_slop.ai.refresh import FileRefresher
+from manual_slop.ai.refresh import FileRefresher, Refresher
 from manual_slop.ai.retry import RetryPolicy
 from manual_slop.ai.tool_loop import LoopSetup, ToolLoop
 from manual_slop.ai.transcript import Conversation
@@ -125,6 +125,8 @@ class AIClient:
         self.notify_callback: Callable[[str, str], Any] | None = None
         # (url, token) of the running Hook API, or None: where the Gemini CLI's tool calls ask
         self.hook_api_callback: Callable[[], tuple[str, str] | None] | None = None
+        # the app's redactor: every text sent to a provider passes it (no secret is ever sent)
+        self.redact_callback: Callable[[str], str] | None = None
         self._registry = registry
         self._local_engine_factory = local_engine_factory
         self._clock = clock
@@ -366,8 +368,12 @@ class AIClient:
         context: ExecutionContext | None = None,
         system_prompt: str | None = None,
         tier: str | None = None,
+        refresher: Refresher | None = None,
     ) -> str:
         """Send ``user_message`` with ``md_content`` as context; returns the model's final text.
+
+        ``refresher`` reports files that changed after each tool round (default: a
+        :class:`FileRefresher` over ``file_items``).
 
         Raises ProviderError (classified; ``ui_message()`` for the user) when every provider
         in the chain failed, ConfigurationError for unusable settings.
@@ -393,6 +399,7 @@ class AIClient:
                     context=context,
                     system_prompt=system_prompt,
                     keep_history=True,
+                    refresher=refresher,
                 )
             finally:
                 set_current_tier(previous_tier)
@@ -415,16 +422,24 @@ class AIClient:
         context: ExecutionContext | None,
         system_prompt: str | None,
         keep_history: bool,
+        refresher: Refresher | None = None,
     ) -> str:
         with self._settings_lock:
             settings = self.settings.copy()
         self._abort.clear()
         self.last_usage = Usage()
+        redact = self.redact_callback or _unchanged
         if rag_engine is not None:
             md_content = inject_rag_context(md_content, user_message, rag_engine, self._append_comms)
-        system = _system_text(
-            system_prompt if system_prompt is not None else settings.system_prompt, md_content
+        md_content, user_message, discussion_history = (
+            redact(md_content),
+            redact(user_message),
+            redact(discussion_history),
         )
+        system = redact(
+            _system_text(system_prompt if system_prompt is not None else settings.system_prompt, md_content)
+        )
+        refresher = refresher if refresher is not None else FileRefresher(file_items, base_dir)
         chain = self._chain(settings)
         exec_context = self._exec_context(context, base_dir, pre_tool_callback) if enable_tools else None
         last_error: AIError | None = None
@@ -447,7 +462,8 @@ class AIClient:
                 registry=self.registry() if enable_tools else None,
                 exec_context=exec_context,
                 trunc_limit=settings.history_trunc_limit,
-                refresher=FileRefresher(file_items, base_dir),
+                refresher=refresher,
+                redact=redact,
                 stream=StreamSink(
                     stream_callback
                     if stream_callback is not None
@@ -600,6 +616,10 @@ def _number(name: str, value: Any, low: float, high: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
         raise ConfigurationError(f"{name}: expected a number between {low:g} and {high:g}, got {value!r}")
     return float(value)
+
+
+def _unchanged(text: str) -> str:
+    return text
 
 
 def _secret(value: Any) -> Secret | None:

@@ -1,15 +1,17 @@
 """Context refresh: after each tool round, tell the model which tracked files changed.
 
-The files the context was built from (``file_items``) are remembered with their
-modification time and content when a send starts. After every tool round their mtimes
-are checked again; each changed file is reported in full when it has at most
-:data:`FULL_CONTENT_LINES` lines, otherwise as a unified diff against what the model saw.
-The report is appended to the round's last tool output as a ``[SYSTEM: FILES UPDATED]``
-block; older blocks are dropped from history by
-:meth:`~manual_slop.ai.transcript.Conversation.compact`.
+A :class:`Refresher` is asked after every tool round; its report is appended to the
+round's last tool output as a ``[SYSTEM: FILES UPDATED]`` block, and older blocks are
+dropped from history by :meth:`~manual_slop.ai.transcript.Conversation.compact`.
 
-``file_items`` entries may be paths, mappings with ``path`` (and optionally ``content``,
-``mtime``) or objects with those attributes.
+The app's sends use the context's own refresher
+(:class:`manual_slop.context.refresh.ContextRefresher`), which shows a changed file in
+the view the model was given (mode, masks, slices). :class:`FileRefresher` is the plain
+one for callers that pass bare ``file_items``: paths, mappings with ``path`` (and
+optionally ``content``, ``mtime``) or objects with those attributes. It reports each
+changed text file in full when it has at most :data:`FULL_CONTENT_LINES` lines, otherwise
+as a unified diff against what the model saw, under its name relative to the base dir;
+images and binary files are reported by name only, never as text.
 """
 
 from __future__ import annotations
@@ -18,13 +20,26 @@ import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from manual_slop.ai.transcript import REFRESH_MARKER
 
-__all__ = ["FULL_CONTENT_LINES", "FileRefresher", "TrackedFile"]
+__all__ = ["FULL_CONTENT_LINES", "FileRefresher", "Refresher", "TrackedFile"]
 
 FULL_CONTENT_LINES = 200
+_BINARY_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".ico", ".pdf", ".zip"})
+
+
+class Refresher(Protocol):
+    """What the tool loop asks after each round."""
+
+    def paths(self) -> list[str]:
+        """The files, as the model knows their names."""
+        ...
+
+    def check(self) -> str:
+        """The ``[SYSTEM: FILES UPDATED]`` block for what changed since the last check, or ``''``."""
+        ...
 
 
 @dataclass(slots=True)
@@ -65,6 +80,8 @@ class FileRefresher:
                 sections.append(f"### {tracked.shown}\n(deleted or unreadable)")
             elif new == old:
                 continue
+            elif _is_binary(tracked.path, new):
+                sections.append(f"### {tracked.shown}\n(a binary file changed; its content is not shown)")
             else:
                 sections.append(_describe_change(tracked.shown, old, new))
         if not sections:
@@ -99,7 +116,15 @@ def _tracked(item: Any, base: Path) -> TrackedFile | None:
         mtime = _mtime(resolved)
     if content is None:
         content = _read(resolved)
-    return TrackedFile(resolved, str(raw), content if isinstance(content, str) else None, mtime)
+    try:
+        shown = resolved.resolve().relative_to(base.resolve()).as_posix()
+    except (ValueError, OSError):
+        shown = str(raw)
+    return TrackedFile(resolved, shown, content if isinstance(content, str) else None, mtime)
+
+
+def _is_binary(path: Path, text: str) -> bool:
+    return path.suffix.lower() in _BINARY_SUFFIXES or "\x00" in text[:8192]
 
 
 def _mtime(path: Path) -> float | None:

@@ -40,7 +40,7 @@ from manual_slop.ai.messages import (
     Usage,
 )
 from manual_slop.ai.providers.base import Provider
-from manual_slop.ai.refresh import FileRefresher
+from manual_slop.ai.refresh import Refresher
 from manual_slop.ai.retry import RetryPolicy, call_with_retries
 from manual_slop.ai.transcript import Conversation, estimate_tokens
 from manual_slop.events import EventEmitter
@@ -81,7 +81,7 @@ class LoopSetup:
     registry: ToolRegistry | None  # None: tools disabled for this send
     exec_context: ExecutionContext | None
     trunc_limit: int
-    refresher: FileRefresher
+    refresher: Refresher
     stream: StreamSink
     retry: RetryPolicy
     log: Log
@@ -93,6 +93,8 @@ class LoopSetup:
     abort: threading.Event | None = None
     base_dir: str = "."  # where a provider that runs tools itself works (the Gemini CLI)
     on_tool_call: Callable[[dict[str, Any]], Any] | None = None  # logs such a provider's tool calls
+    # the app's redactor: every tool output and refresh block passes it before the model sees it
+    redact: Callable[[str], str] = field(default=lambda text: text)
 
 
 class ToolLoop:
@@ -272,6 +274,7 @@ class ToolLoop:
         done: list[ToolOutput] = []
         for call, output in zip(calls, outputs, strict=True):
             assert output is not None
+            output = ToolOutput(output.call_id, output.name, setup.redact(output.content), output.status)
             self.output_bytes += len(output.content.encode("utf-8", "replace"))
             setup.log(
                 "IN",
@@ -285,7 +288,7 @@ class ToolLoop:
                 },
             )
             done.append(output)
-        refresh = setup.refresher.check()
+        refresh = setup.redact(setup.refresher.check())
         if refresh:
             setup.log("OUT", "context_refresh", {"files_updated": refresh.count("\n### ")})
             done = _append(done, refresh)

@@ -22,6 +22,11 @@ Strategies (:class:`Strategy`) decide the mode of every file whose own mode is
 The output is deterministic: files sorted by name, fixed headings, nothing that
 depends on time or order of discovery — the same inputs give the same bytes, which
 is what the providers' prompt caches key on.
+
+Files the app's :class:`~manual_slop.tools.security.PathPolicy` refuses (credentials,
+``.env`` files, private keys, the app's own config and histories, under any spelling or
+symlink) are never opened: they are listed by name with the refusal, for the model and
+for the Context panel.
 """
 
 from __future__ import annotations
@@ -35,13 +40,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from manual_slop.context.errors import FileSetError, ViewError
 from manual_slop.context.file_cache import FileCache
 from manual_slop.context.fileset import resolve_files
 from manual_slop.context.items import FileItem, FileKind, ViewMode, ViewSpec, estimate_tokens, parse_views
 from manual_slop.context.views import Summarizer, render_block
+
+if TYPE_CHECKING:
+    from manual_slop.context.refresh import ContextRefresher
+    from manual_slop.tools.security import PathPolicy
 
 __all__ = [
     "DEFAULT_FULL_THRESHOLD",
@@ -248,6 +257,7 @@ class ContextRequest:
     system_prompt: str = ""
     subagent_summaries: bool = False
     subagent_min_chars: int = SUBAGENT_MIN_CHARS
+    policy: PathPolicy | None = None  # the app's path policy: refused files are never read
 
 
 @dataclass(slots=True)
@@ -259,6 +269,13 @@ class CompiledContext:
     screenshots: list[FileItem]
     problems: list[str]
     elapsed_s: float
+    masks: tuple[re.Pattern[str], ...] = ()
+
+    def refresher(self, cache: FileCache) -> ContextRefresher:
+        """What the AI client checks after each tool round: these files, in the views sent."""
+        from manual_slop.context.refresh import ContextRefresher
+
+        return ContextRefresher([*self.files.items, *self.screenshots], self.masks, cache)
 
     @property
     def file_items(self) -> list[FileItem]:
@@ -292,7 +309,10 @@ def compile_context(
     masks, mask_problems = compile_masks(request.mask_patterns)
     problems += mask_problems
     resolved = resolve_files(base, request.paths, request.exclude)
-    items = [FileItem.load(r.path, r.name, views.get(r.name)) for r in resolved]
+    items = [
+        FileItem.load(r.path, r.name, views.get(r.name), refused=_refusal(request.policy, r.path))
+        for r in resolved
+    ]
     files = aggregate(
         items,
         request.strategy,
@@ -304,10 +324,14 @@ def compile_context(
         subagent_min_chars=request.subagent_min_chars,
     )
     screenshots = [
-        FileItem.load(r.path, r.name, ViewSpec()) for r in resolve_files(base, request.screenshots)
+        FileItem.load(r.path, r.name, ViewSpec(), refused=_refusal(request.policy, r.path))
+        for r in resolve_files(base, request.screenshots)
     ]
+    for item in [*items, *screenshots]:
+        if item.kind is FileKind.REFUSED:
+            problems.append(f"{item.name} is not sent: {item.refused}")
     for shot in screenshots:
-        if shot.kind is not FileKind.IMAGE and shot.kind is not FileKind.MISSING:
+        if shot.kind not in (FileKind.IMAGE, FileKind.MISSING, FileKind.REFUSED):
             problems.append(f"screenshot {shot.name} is not a PNG, JPEG, GIF or WebP image; listed only")
     sections: list[str] = []
     if request.system_prompt.strip():
@@ -318,7 +342,12 @@ def compile_context(
         lines = "".join(f"- {_screenshot_line(s)}\n" for s in screenshots)
         sections.append(f"## Screenshots\n\n{lines}\n")
     markdown = "".join(sections).rstrip("\n") + "\n" if sections else ""
-    return CompiledContext(markdown, files, screenshots, problems, time.perf_counter() - started)
+    elapsed = time.perf_counter() - started
+    return CompiledContext(markdown, files, screenshots, problems, elapsed, tuple(masks))
+
+
+def _refusal(policy: PathPolicy | None, path: Path) -> str:
+    return (policy.refusal(path) or "") if policy is not None else ""
 
 
 def _screenshot_line(shot: FileItem) -> str:
@@ -328,6 +357,8 @@ def _screenshot_line(shot: FileItem) -> str:
         )
     if shot.kind is FileKind.MISSING:
         return f"`{shot.name}` (missing: {shot.error})"
+    if shot.kind is FileKind.REFUSED:
+        return f"`{shot.name}` (refused: {shot.error})"
     return f"`{shot.name}` (not an image)"
 
 
@@ -340,11 +371,12 @@ def build_tier3_context(
     views: Mapping[str, Mapping[str, Any]] | None = None,
     mask_patterns: Sequence[str] = (),
     cache: FileCache | None = None,
+    policy: PathPolicy | None = None,
 ) -> str:
     """Context for an MMA worker: ``focus_files`` in full, every other tracked file as a skeleton.
 
     Files the user masked stay masked when in focus and are listed by name otherwise;
-    files set to ``none`` stay names only.
+    files set to ``none`` stay names only; files the ``policy`` refuses are never read.
     """
     base = Path(base_dir)
     focus = {r.name for r in resolve_files(base, focus_files)}
@@ -356,7 +388,14 @@ def build_tier3_context(
             mode = own.mode if resolved.name in focus or own.mode is ViewMode.NONE else ViewMode.NONE
         else:
             mode = ViewMode.FULL if resolved.name in focus else ViewMode.SKELETON
-        items.append(FileItem.load(resolved.path, resolved.name, ViewSpec(mode, (), own.annotation)))
+        items.append(
+            FileItem.load(
+                resolved.path,
+                resolved.name,
+                ViewSpec(mode, (), own.annotation),
+                refused=_refusal(policy, resolved.path),
+            )
+        )
     return build_markdown(items, Strategy.FULL, mask_patterns=mask_patterns, cache=cache)
 
 

@@ -93,8 +93,10 @@ class DiscussionService:
         ts: str | None = None,
         label: str = "add entry",
     ) -> int:
-        """Append an entry (auto-add, history adds from other threads); creates a missing discussion."""
+        """Append an entry (auto-add, history adds from other threads); creates a missing discussion.
+        The content passes the app's redactor: no known secret is written to a discussion."""
         name = discussion or self.state.active_discussion
+        content = self._ctrl.redactor.redact(content)
         with self._context.edit(label, discussions=[name]):
             self._all.setdefault(name, {"history": []})
             return ops.add_entry(self._all, name, ops.make_entry(role, content, ts))

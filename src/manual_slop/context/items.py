@@ -113,6 +113,7 @@ class FileKind(StrEnum):
     MISSING = "missing"  # not found, or not a regular file
     BINARY = "binary"
     UNREADABLE = "unreadable"  # permission, I/O error, or too large
+    REFUSED = "refused"  # the path policy never lets it reach a model (credentials, keys, .env ...)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -205,13 +206,17 @@ class FileItem:
     error: str = ""  # why there is no content
     tokens: int = 0  # estimate of the rendered block (set by aggregation)
     effective_mode: ViewMode | None = None  # the mode aggregation used (None: omitted)
+    refused: str = ""  # why the path policy refuses the file ('' when it does not): never read
     _stamp: tuple[int, int] = field(default=(0, 0), repr=False)
 
     @classmethod
-    def load(cls, path: Path, name: str, view: ViewSpec | None = None) -> FileItem:
-        """Read ``path`` now; problems are recorded on the item, never raised."""
+    def load(
+        cls, path: Path, name: str, view: ViewSpec | None = None, *, refused: str = ""
+    ) -> FileItem:
+        """Read ``path`` now (not at all when ``refused`` says why it may not be read); problems
+        are recorded on the item, never raised."""
         view = view or ViewSpec()
-        item = cls(path, name, view.mode, view.slices, view.annotation)
+        item = cls(path, name, view.mode, view.slices, view.annotation, refused=refused)
         item.read()
         return item
 
@@ -234,8 +239,11 @@ class FileItem:
         return IMAGE_TYPES.get(self.path.suffix.lower(), "") if self.kind is FileKind.IMAGE else ""
 
     def read(self) -> None:
-        """(Re)load the file from disk and classify it."""
+        """(Re)load the file from disk and classify it (a refused file is never opened)."""
         self.content, self.error = None, ""
+        if self.refused:
+            self.kind, self.error = FileKind.REFUSED, self.refused
+            return
         try:
             info = os.stat(self.path)
         except FileNotFoundError:
@@ -273,6 +281,8 @@ class FileItem:
 
         The previous text moves to ``old_content`` so the caller can send a diff.
         """
+        if self.refused:
+            return False
         try:
             info = os.stat(self.path)
             stamp = (info.st_mtime_ns, info.st_size)

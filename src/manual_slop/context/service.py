@@ -153,6 +153,7 @@ class ContextService:
             mask_patterns=tuple(s.mask_patterns),
             system_prompt=s.system_prompt,
             subagent_summaries=s.subagent_summaries,
+            policy=self._ctrl.path_policy(self._ctrl.base_dir()),
         )
 
     def compile(
@@ -170,6 +171,8 @@ class ContextService:
         task.update(extra or {})
         try:
             compiled = compile_context(request, self.cache, self._summarizer(settings))
+            # A known secret inside an ordinary file (a key pasted into settings.py) never leaves.
+            compiled.markdown = self._ctrl.redactor.redact(compiled.markdown)
         except ContextError as exc:
             self._ctrl.post_gui_task({**task, "error": str(exc)})
             raise

@@ -10,6 +10,7 @@ context builder are wired.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from manual_slop.automation import ActionCall
@@ -49,6 +50,7 @@ def default_services(ctrl: AppController) -> MMAServices:
             views=views,
             mask_patterns=masks,
             cache=ctrl.context.cache,
+            policy=ctrl.path_policy(Path(request.base_dir)),
         )
 
     def settings() -> Any:

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 from manual_slop.dialogs import ConfirmDialog, PendingDialog, ToolApprovalDialog
 from manual_slop.tools.registry import ApprovalRequest, ApprovalResult, ExecutionContext, PreToolCallback
-from manual_slop.tools.security import PathPolicy
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
@@ -94,15 +93,7 @@ def build_execution_context(
         if ctrl.on_main_thread()
         else ctrl.call_on_main(lambda: ProjectSnapshot.of(ctrl), timeout)
     )
-    paths = ctrl.paths
-    policy = PathPolicy.for_project(
-        snapshot.base_dir,
-        snapshot.tracked,
-        snapshot.exclude,
-        log_dir=paths.log_dir,
-        protected_files=[paths.config_file, paths.credentials_file, paths.history_file],
-        write_protected=[paths.project_file],
-    )
+    policy = ctrl.path_policy(snapshot.base_dir, snapshot.tracked, snapshot.exclude)
     return ExecutionContext(
         base_dir=snapshot.base_dir,
         policy=policy,

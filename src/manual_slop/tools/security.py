@@ -1,29 +1,39 @@
-"""Which paths a tool may touch: the path policy (seed 001, "the MCP allowlist").
+"""Which paths may be read or written on the model's behalf: the one path policy.
 
-Three layers:
+Every read the app does for the model goes through a :class:`PathPolicy`: the tools, context
+aggregation and its refresh, summaries, presets, the MMA workers' context, the Gemini
+CLI's read-only tools. Three layers:
 
 1. **The allowlist is rebuilt before each send** from the project's base dir and its
    tracked files (:meth:`PathPolicy.for_project`); a tracked file outside the base dir
    is allowed by name.
-2. **The decision** (:meth:`PathPolicy.check`): the hard blacklist first — discussion
-   histories (``history.toml``, ``*_history.toml``), ``credentials.toml``, ``config.toml``,
-   the session logs folder, and (by identity) the app's own config, credentials and
-   history files under any name or hard link — then the explicit allowlist, then
-   containment in a base dir; anything else is denied. Writes are checked by the same
+2. **The decision** (:meth:`PathPolicy.check`): first the files that never reach a model,
+   whoever names them (:meth:`PathPolicy.refusal`) — the name rules of
+   :data:`SECRET_FILE_RULES` (credentials, the app's config, discussion histories, ``.env``
+   files, private keys, password stores, any copy of ``credentials.toml`` and the copies the
+   app makes of files it could not load), the
+   app's own config, credentials and history files by identity (any name or hard link),
+   the session logs folder and the Hook API's token folder — then the explicit allowlist,
+   then containment in a base dir; anything else is denied. Writes are checked by the same
    rules, and additionally may not go inside a ``.git`` folder or replace the open project
-   file (it holds the allow-list rules of the Execution Clutch).
+   file (it holds the allow-list rules of the Execution Clutch). Context aggregation, whose
+   files the user chose, applies the first part only.
 3. **Every path is resolved first**: relative to the base dir, ``~`` expanded, ``..``
    and symlinks followed (:func:`os.path.realpath`). A path with a NUL byte, control or
    invisible characters, a component that only *looks* like ``..`` or a separator
    (unicode look-alikes), more than 4,096 bytes or a component over 255 bytes, or one
-   that ends in a symlink loop cannot be resolved reliably and is denied.
+   that ends in a symlink loop cannot be resolved reliably and is denied. Names are
+   compared as a human reads them (:func:`name_skeleton`: case-folded, accents and
+   look-alike letters folded), and both the name given and the name the path resolves
+   to are checked, so a symlink or a case variant does not get around a rule.
 
 A denial raises :class:`~manual_slop.tools.errors.AccessDenied`; the registry turns it into
-a result whose content starts with ``ACCESS DENIED:`` and says why.
+a result whose content starts with ``ACCESS DENIED:`` and says why, naming the rule.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import unicodedata
@@ -33,10 +43,16 @@ from pathlib import Path
 
 from manual_slop.tools.errors import AccessDenied
 
-__all__ = ["BLACKLISTED_NAMES", "MAX_PATH_BYTES", "PathPolicy", "name_skeleton"]
+__all__ = [
+    "BLACKLISTED_NAMES",
+    "MAX_PATH_BYTES",
+    "SECRET_FILE_RULES",
+    "PathPolicy",
+    "SecretFileRule",
+    "name_skeleton",
+    "secret_file_rule",
+]
 
-BLACKLISTED_NAMES: tuple[str, ...] = ("history.toml", "credentials.toml", "config.toml")
-BLACKLISTED_SUFFIX = "_history.toml"
 MAX_PATH_BYTES = 4096
 MAX_COMPONENT_BYTES = 255
 MAX_TRACKED_FILES = 200_000
@@ -68,16 +84,56 @@ def name_skeleton(name: str) -> str:
     return text.casefold().rstrip(". ")
 
 
-def _blacklisted_name(name: str) -> str | None:
-    """The reason a file name is blacklisted, or None."""
+@dataclass(frozen=True, slots=True)
+class SecretFileRule:
+    """Files that never reach a model, by name (patterns match :func:`name_skeleton` of the name)."""
+
+    name: str
+    patterns: tuple[str, ...]
+    reason: str
+
+    def matches(self, skeleton: str) -> bool:
+        return any(fnmatch.fnmatchcase(skeleton, pattern) for pattern in self.patterns)
+
+
+# The copies the app itself makes of a file it could not load (atomic_io.move_aside, config.py).
+_APP_COPIES = (".corrupt-*", ".invalid-*")
+
+
+def _with_copies(*names: str) -> tuple[str, ...]:
+    return tuple(name + suffix for name in names for suffix in ("", *_APP_COPIES))
+
+
+SECRET_FILE_RULES: tuple[SecretFileRule, ...] = (
+    SecretFileRule("credentials", ("credentials.toml", "credentials.toml.*"), "it holds API keys"),
+    SecretFileRule(
+        "app config",
+        _with_copies("config.toml"),
+        "it is the app's settings file (it can hold the hook token)",
+    ),
+    SecretFileRule(
+        "history", _with_copies("history.toml", "*_history.toml"), "it is a discussion history file"
+    ),
+    SecretFileRule("env file", (".env", ".env.*", "*.env", ".envrc"), "environment files hold secrets"),
+    SecretFileRule(
+        "key file",
+        ("*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*"),
+        "it is a private key file",
+    ),
+    SecretFileRule(
+        "password store",
+        (".netrc", "_netrc", ".git-credentials", ".pgpass", ".pypirc", ".npmrc"),
+        "it stores passwords or tokens",
+    ),
+)
+# Names the rules refuse, one per rule family (kept for callers that list examples).
+BLACKLISTED_NAMES: tuple[str, ...] = ("history.toml", "credentials.toml", "config.toml")
+
+
+def secret_file_rule(name: str) -> SecretFileRule | None:
+    """The rule that refuses a file called ``name``, or None."""
     skeleton = name_skeleton(name)
-    if skeleton == "credentials.toml":
-        return "credentials.toml holds API keys"
-    if skeleton == "config.toml":
-        return "config.toml is the app's settings file"
-    if skeleton == "history.toml" or skeleton.endswith(BLACKLISTED_SUFFIX):
-        return f"{name} is a discussion history file"
-    return None
+    return next((rule for rule in SECRET_FILE_RULES if rule.matches(skeleton)), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,15 +176,21 @@ class PathPolicy:
         base_dirs: Sequence[str | os.PathLike[str]],
         allowed_files: Iterable[str | os.PathLike[str]] = (),
         *,
-        blocked_dirs: Iterable[str | os.PathLike[str]] = (),
+        blocked_dirs: Iterable[str | os.PathLike[str] | tuple[str | os.PathLike[str], str]] = (),
         protected_files: Iterable[str | os.PathLike[str]] = (),
         write_protected: Iterable[str | os.PathLike[str]] = (),
     ) -> None:
+        """``blocked_dirs``: folders nothing below may be touched, each a path or ``(path, what it
+        is)`` (default: "the session logs folder")."""
         if not base_dirs:
             raise ValueError("a path policy needs at least one base dir")
         self._bases = tuple(os.path.normcase(os.path.realpath(os.fspath(b))) for b in base_dirs)
         self._allowed = frozenset(os.path.normcase(os.path.realpath(os.fspath(f))) for f in allowed_files)
-        self._blocked = tuple(os.path.normcase(os.path.realpath(os.fspath(d))) for d in blocked_dirs)
+        blocked: list[tuple[str, str]] = []
+        for entry in blocked_dirs:
+            folder, label = entry if isinstance(entry, tuple) else (entry, "the session logs folder")
+            blocked.append((os.path.normcase(os.path.realpath(os.fspath(folder))), label))
+        self._blocked = tuple(blocked)
         protected = [os.path.normcase(os.path.realpath(os.fspath(p))) for p in protected_files]
         self._protected_paths = frozenset(protected)
         self._protected_ids = frozenset(i for i in map(_identity, protected) if i is not None)
@@ -148,12 +210,17 @@ class PathPolicy:
         protected_files: Iterable[str | os.PathLike[str]] = (),
         write_protected: Iterable[str | os.PathLike[str]] = (),
         extra_dirs: Iterable[str | os.PathLike[str]] = (),
+        private_dirs: Iterable[tuple[str | os.PathLike[str], str]] = (),
     ) -> PathPolicy:
         """The policy of one project: its base dir (plus ``extra_dirs``), its tracked files
-        (globs relative to the base dir, minus ``exclude``), the logs folder blocked."""
+        (globs relative to the base dir, minus ``exclude``), the logs folder and
+        ``private_dirs`` (``(folder, what it is)``) blocked."""
         base = Path(base_dir)
         files = expand_tracked(base, tracked, exclude)
-        blocked = [log_dir if log_dir is not None else base / "logs"]
+        blocked: list[str | os.PathLike[str] | tuple[str | os.PathLike[str], str]] = [
+            log_dir if log_dir is not None else base / "logs",
+            *private_dirs,
+        ]
         return cls(
             [base, *extra_dirs],
             files,
@@ -216,23 +283,36 @@ class PathPolicy:
             raise AccessDenied(shown, f"the component {part!r} imitates '..', '.' or a separator")
 
     # -- the decision ----------------------------------------------------------------------
-    def check(self, path: object, *, write: bool = False) -> Path:
-        """The resolved path when the tool may use it; raises AccessDenied with the reason."""
-        resolved = self.resolve(path)
-        shown = path if isinstance(path, str) else os.fspath(path)  # type: ignore[arg-type]
-        if len(shown) > 200:
-            shown = shown[:200] + "..."
+    def refusal(self, path: object) -> str | None:
+        """Why ``path`` may never reach a model (whoever names it), or None: the name rules, the
+        app's own files, the blocked folders. Never raises; an unresolvable path is refused."""
+        try:
+            resolved = self.resolve(path)
+        except AccessDenied as exc:
+            return exc.reason
+        return self._secret_reason(resolved, _shown(path))
+
+    def _secret_reason(self, resolved: str, shown: str) -> str | None:
         for name in (os.path.basename(resolved), os.path.basename(os.path.normpath(shown))):
-            reason = _blacklisted_name(name) if name else None
-            if reason:
-                raise AccessDenied(shown, f"{reason}; tools may never read or write it")
+            rule = secret_file_rule(name) if name else None
+            if rule is not None:
+                return f"{name}: {rule.reason} (rule: {rule.name}); it is never read for a model"
         if resolved in self._protected_paths or (
             self._protected_ids and _identity(resolved) in self._protected_ids
         ):
-            raise AccessDenied(shown, "this is one of the app's own config, credential or history files")
-        for blocked in self._blocked:
+            return "this is one of the app's own config, credential or history files"
+        for blocked, label in self._blocked:
             if _is_within(resolved, blocked):
-                raise AccessDenied(shown, "the session logs folder is off limits to tools")
+                return f"{label} is off limits to tools"
+        return None
+
+    def check(self, path: object, *, write: bool = False) -> Path:
+        """The resolved path when the tool may use it; raises AccessDenied with the reason."""
+        resolved = self.resolve(path)
+        shown = _shown(path)
+        reason = self._secret_reason(resolved, shown)
+        if reason is not None:
+            raise AccessDenied(shown, reason)
         if write:
             self._check_write_target(shown, resolved)
         if resolved in self._allowed:
@@ -268,6 +348,11 @@ class PathPolicy:
             relative = os.path.relpath(text, base)
             return "." if relative == "." else relative.replace(os.sep, "/")
         return text
+
+
+def _shown(path: object) -> str:
+    text = path if isinstance(path, str) else os.fspath(path)  # type: ignore[arg-type]
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def expand_tracked(base: Path, tracked: Iterable[str], exclude: Iterable[str] = ()) -> list[str]:

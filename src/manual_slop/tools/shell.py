@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import selectors
 import shutil
 import signal
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from manual_slop.config import CREDENTIAL_ENV_VARS, SHELL_PROGRAMS
+from manual_slop.redaction import CREDENTIAL_NAME
 from manual_slop.tools.errors import ToolFailure, ToolInputError, ToolTimeout, ToolUnavailable
 from manual_slop.tools.registry import Tool, ToolRun
 
@@ -53,9 +53,6 @@ SHELL_TIMEOUT_S = 120.0
 CAPTURE_LIMIT = 1_048_576  # bytes kept per stream
 MAX_SCRIPT_CHARS = 100_000
 DRAIN_AFTER_EXIT_S = 0.5  # how long background children may hold the pipes after the shell exits
-_CREDENTIAL_NAME = re.compile(
-    r"API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|ACCESS_KEY|PRIVATE_KEY", re.I
-)
 _EXTRA_SECRETS = frozenset({"SLOP_HOOK_TOKEN"})
 
 
@@ -63,7 +60,7 @@ def scrubbed_environment(environ: Mapping[str, str] | None = None) -> dict[str, 
     """A copy of the environment without credential variables, set up for non-interactive use."""
     source = os.environ if environ is None else environ
     banned = {*CREDENTIAL_ENV_VARS.values(), *_EXTRA_SECRETS}
-    env = {k: v for k, v in source.items() if k not in banned and not _CREDENTIAL_NAME.search(k)}
+    env = {k: v for k, v in source.items() if k not in banned and not CREDENTIAL_NAME.search(k)}
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
     return env
 

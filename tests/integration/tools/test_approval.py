@@ -225,10 +225,11 @@ def test_the_apps_own_files_are_protected(app, registry, app_dir: Path) -> None:
 
 def test_secrets_are_redacted_from_tool_output(app, registry, app_dir: Path) -> None:
     ctrl = app(policy="auto")
-    (app_dir / "leak.txt").write_text("key: sk-ant-test-key-123\n")
+    (app_dir / "leak.txt").write_text("key: sk-ant-test-key-123\nhalf: xx-test-key-123-yy\n")
     ctx = build_execution_context(ctrl)
     result = registry.execute(ToolCall.new("read_file", {"path": "leak.txt"}), ctx)
-    assert result.content == "key: ***\n"
+    mark = "[REDACTED:credentials.anthropic.api_key]"
+    assert result.content == f"key: {mark}\nhalf: xx{mark}-yy\n"  # a piece of 12+ characters counts too
 
 
 def test_the_context_can_be_built_from_a_worker_thread(app, registry) -> None:

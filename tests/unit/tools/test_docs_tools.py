@@ -60,3 +60,16 @@ def test_the_public_surface_is_pinned() -> None:
     }  # fmt: skip
     for name in tools_package.__all__:
         assert hasattr(tools_package, name), name
+
+
+def test_the_secret_file_rules_table_matches_the_policy() -> None:
+    from manual_slop.tools.security import SECRET_FILE_RULES
+
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index("| rule | names") : text.index("keeps this table equal to `SECRET_FILE_RULES`")]
+    documented = {}
+    for line in section.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3:
+            documented[cells[0].strip("`")] = (tuple(re.findall(r"`([^`]+)`", cells[1])), cells[2])
+    assert documented == {rule.name: (rule.patterns, rule.reason) for rule in SECRET_FILE_RULES}

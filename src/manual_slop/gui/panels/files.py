@@ -74,9 +74,13 @@ def _resolved(ui: Ui) -> None:
         path = str(item.get("path", "?"))
         imgui.table_next_row()
         imgui.table_set_column_index(0)
-        missing = item.get("kind") == "missing"
-        if missing:
+        kind = item.get("kind")
+        if kind == "missing":
             imgui.text_colored(COLORS["warn"], f"{path} (missing)")
+        elif kind == "refused":  # the path policy never lets it reach a model: say why
+            imgui.text_colored(COLORS["error"], f"{path} (refused)")
+            if imgui.is_item_hovered():
+                imgui.set_tooltip(str(item.get("error", "")))
         else:
             imgui.text_unformatted(path)
         imgui.table_set_column_index(1)

@@ -196,7 +196,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         controller.shutdown()
         _say(f"error: {refusal}")
         return 2
-    app_log = logging.FileHandler(controller.session_log.root / "app.log", encoding="utf-8")
+    app_log_path = controller.session_log.root / "app.log"
+    os.close(os.open(app_log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))  # private, like the rest
+    app_log = logging.FileHandler(app_log_path, encoding="utf-8")
     app_log.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s"))
     redacting = _RedactingFilter(controller.redactor.redact)
     app_log.addFilter(redacting)

@@ -93,11 +93,11 @@ class _Matcher:
         return cls(ordered, pieces, runs)
 
     def redact(self, text: str) -> str:
-        if self.runs is not None:
-            text = self._redact_pieces(text)
-        for needle, mark in self.wholes:
+        for needle, mark in self.wholes:  # whole secrets first: each gets its own name
             if needle in text:
                 text = text.replace(needle, mark)
+        if self.runs is not None:
+            text = self._redact_pieces(text)
         return text
 
     def _redact_pieces(self, text: str) -> str:

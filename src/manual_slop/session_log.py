@@ -10,6 +10,8 @@ Files (all JSON-L, one object per line):
 - ``scripts/``      every script that passed the clutch, saved before it runs
 - ``session.json``  id, pid, version, start and end times
 
+The folder is ``0700`` and every file in it ``0600``: other users of the machine read none of it.
+
 Each entry is written with one ``write`` to a file opened for appending and is
 on disk (in the OS cache) when the call returns, so a crash loses at most the
 entry being written. Every value passes the app's :class:`~manual_slop.redaction.Redactor`
@@ -44,14 +46,14 @@ class SessionLog:
         self.root = self._claim_folder(log_dir / "sessions")
         self.session_id = self.root.name
         self.scripts_dir = self.root / "scripts"
-        self.scripts_dir.mkdir()
+        self.scripts_dir.mkdir(mode=0o700)
         self._locks = {name: threading.Lock() for name in LOG_STREAMS}
         self._script_seq = itertools.count(1)
         self._script_lock = threading.Lock()
         self._started = time.time()
         self._closed = False
         for name in LOG_STREAMS:
-            self.path(name).touch()
+            self.path(name).touch(mode=0o600)  # the user's conversation: no other user reads it
         self._write_meta(ended=None)
 
     @staticmethod
@@ -61,7 +63,7 @@ class SessionLog:
         for attempt in itertools.count(1):
             candidate = sessions / (base if attempt == 1 else f"{base}_{attempt}")
             try:
-                candidate.mkdir()  # atomic claim: two apps starting in one second get two folders
+                candidate.mkdir(mode=0o700)  # atomic claim: two apps in one second get two folders
             except FileExistsError:
                 continue
             return candidate

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import stat
 import threading
 from pathlib import Path
 
@@ -77,3 +78,14 @@ def test_short_strings_are_not_treated_as_secrets() -> None:
     redactor = Redactor(["", "ab", "1234567"])
     assert redactor.redact("abc 12345678") == "abc 12345678"
     assert not redactor
+
+
+def test_the_session_folder_is_private(tmp_path: Path) -> None:
+    log = SessionLog(tmp_path)
+    log.append_comms({"x": 1})
+    log.save_script("echo hi")
+    assert stat.S_IMODE(log.root.stat().st_mode) == 0o700
+    assert stat.S_IMODE(log.scripts_dir.stat().st_mode) == 0o700
+    for path in log.root.rglob("*"):
+        if path.is_file():
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, path

@@ -378,6 +378,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _unsupported_method(self) -> HookApiError:
         path = unquote(urlsplit(self.path).path)
+        try:  # the guard first, as for every other request: no probing from other sites or users
+            self.server.hooks.guard.check_request(str(self.command), path, self.headers)
+        except HookApiError as exc:
+            return exc
         try:
             self.server.hooks.router.match("", path)
         except HookApiError as exc:

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -16,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from manual_slop.dialogs import ConfirmDialog
-from manual_slop.hooks import ApiHookClient
+from manual_slop.hooks import ApiHookClient, Unauthorized
+from manual_slop.hooks.token import runtime_token_path
 from tests.integration.hooks.conftest import HookApp, wait_until
 from tests.integration.test_cli import SLOPPY, clean_env
 
@@ -112,6 +114,58 @@ def test_a_non_loopback_host_needs_a_token(tmp_path: Path) -> None:
     finally:
         code, _, err = finish(proc)
     assert code == 0, err
+
+
+def test_a_generated_token_is_written_privately_found_by_local_clients_and_removed(tmp_path: Path) -> None:
+    token_file = tmp_path / "hook.token"
+    proc = launch(
+        ["--config", str(tmp_path / "config.toml"), "--hook-port", "0", "--token-file", str(token_file)],
+        tmp_path,
+    )
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline().rsplit(":", 1)[1])
+        runtime = runtime_token_path(port)
+        wait_until(token_file.exists)
+        token = token_file.read_text().strip()
+        assert len(token) >= 43 and runtime.read_text().strip() == token
+        for path in (token_file, runtime):
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+        assert stat.S_IMODE(runtime.parent.stat().st_mode) == 0o700
+        with pytest.raises(Unauthorized):
+            ApiHookClient(f"http://127.0.0.1:{port}", token="").get_value("ai_status")
+        found = ApiHookClient(port=port)  # no token given: read from the runtime file of the port
+        assert found.get_value("ai_status") == "idle"
+        found.close()
+        cli = subprocess.run(
+            [sys.executable, "-m", "manual_slop.hooks.client", "--port", str(port), "get", "ai_status"],
+            capture_output=True, text=True, timeout=30, env=clean_env(),
+        )  # fmt: skip
+        assert cli.returncode == 0 and json.loads(cli.stdout) == "idle", cli.stderr
+        proc.send_signal(signal.SIGTERM)
+    finally:
+        code, _, err = finish(proc)
+    assert code == 0, err
+    assert token not in err  # never printed
+    assert not token_file.exists() and not runtime.exists()
+
+
+def test_switching_the_token_off_is_loud_and_loopback_only(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[hook]\nrequire_token = false\n")
+    proc = launch(["--config", str(config), "--hook-port", "0"], tmp_path)
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline().rsplit(":", 1)[1])
+        client = ApiHookClient(f"http://127.0.0.1:{port}", token="")
+        assert client.get_value("ai_status") == "idle"  # no token needed, as configured
+        assert not runtime_token_path(port).exists()
+        client.shutdown()
+        client.close()
+    finally:
+        code, _, err = finish(proc)
+    assert code == 0, err
+    assert "WARNING: hook.require_token is false" in err
 
 
 def test_a_port_in_use_is_a_clear_start_up_error(tmp_path: Path) -> None:

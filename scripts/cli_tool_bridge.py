@@ -99,6 +99,8 @@ def _answer(tool: str, args: dict[str, Any], status: int, reply: Any) -> dict[st
     if status == 200 and isinstance(reply, dict) and isinstance(reply.get("approved"), bool):
         if not reply["approved"]:
             why = reply.get("reason") or reply.get("answer") or ""
+            if why.startswith("ACCESS DENIED"):  # the path policy refused it; no one was asked
+                return deny(why)
             return deny(f"REJECTED by user: {why}" if why else "REJECTED by user")
         approved = reply.get("args")
         if isinstance(approved, dict) and approved != args:

@@ -130,17 +130,24 @@ class ExecutionClutch:
             return self._rules
 
     # -- the blocking path -------------------------------------------------------------
-    def submit(self, dialog: PendingDialog, timeout: float, preapproved: str = "") -> Decision:
+    def submit(
+        self, dialog: PendingDialog, timeout: float, preapproved: str = "", refused: str = ""
+    ) -> Decision:
         """Decide ``dialog`` by policy or by a human; blocks up to ``timeout`` s for the human.
 
         ``preapproved`` names a rule of the caller's that already allows the action (e.g. a
         read-only tool inside the project): it is approved by policy, audited with that rule.
+        ``refused`` is why the path policy forbids it (a file that never reaches a model): it is
+        rejected by policy whatever the approval policy, audited with that reason.
         """
         dialog.on_resolved(self._on_resolved)
         with self._lock:
             policy, rules, closed = self._policy, self._rules, self._closed
         if closed:
             dialog.resolve(False, decider=Decider.SHUTDOWN, reason="the app is shutting down")
+            return self._decision_of(dialog)
+        if refused:
+            dialog.resolve(False, decider=Decider.POLICY, reason=refused, rule="path policy")
             return self._decision_of(dialog)
         if preapproved:
             dialog.resolve(True, decider=Decider.POLICY, rule=preapproved)

@@ -400,14 +400,14 @@ class AppController:
         return self.journal.publish(event_type, self.redactor.redact_obj(dict(payload or {})))
 
     def request_approval(
-        self, dialog: PendingDialog, timeout: float | None = None, preapproved: str = ""
+        self, dialog: PendingDialog, timeout: float | None = None, preapproved: str = "", refused: str = ""
     ) -> Decision:
         """Block the calling (non-main) thread on the Execution Clutch until ``dialog`` is decided
-        (``preapproved``: see :meth:`ExecutionClutch.submit`)."""
-        if self.on_main_thread() and self.clutch.policy != "auto" and not preapproved:
+        (``preapproved``, ``refused``: see :meth:`ExecutionClutch.submit`)."""
+        if self.on_main_thread() and self.clutch.policy != "auto" and not (preapproved or refused):
             raise RuntimeError("request_approval would block the main thread")
         timeout = self.state.approval_timeout_s if timeout is None else timeout
-        return self.clutch.submit(dialog, timeout, preapproved)
+        return self.clutch.submit(dialog, timeout, preapproved, refused)
 
     def _on_clutch_event(self, event_type: str, payload: dict[str, Any]) -> None:
         payload = self.redactor.redact_obj(payload)  # a diff preview may quote a key from the file

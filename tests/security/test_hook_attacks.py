@@ -164,13 +164,16 @@ class RunningApp:
     def host(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def send(self, method: str, path: str, body: object = None) -> Reply:
-        """One legitimate request: this server's Host, the token, a JSON body."""
+    def legitimate(self, method: str, path: str, body: object = None) -> bytes:
+        """A request as the token's holder sends it: this server's Host, the token, a JSON body."""
         headers = [("Host", self.host), ("Authorization", f"Bearer {self.token}")]
         data = None if body is None else json.dumps(body).encode()
         if data is not None:
             headers.append(("Content-Type", "application/json"))
-        return exchange(self.port, method, request_bytes(method, path, headers, data))
+        return request_bytes(method, path, headers, data)
+
+    def send(self, method: str, path: str, body: object = None) -> Reply:
+        return exchange(self.port, method, self.legitimate(method, path, body))
 
     def call(self, method: str, path: str, body: object = None) -> tuple[int, Any]:
         """:meth:`send`, which must be answered; the status and the JSON reply."""
@@ -341,6 +344,11 @@ def origin_variants(port: int) -> list[Variant]:
         "Origin of another port": [("Origin", f"http://127.0.0.1:{other_port(port)}")],
         "rebinding Origin": [("Origin", f"http://localhost.evil.example:{port}")],
         "own, then foreign Origin": [("Origin", f"http://127.0.0.1:{port}"), ("Origin", evil)],
+        "CORS preflight": [
+            ("Origin", evil),
+            ("Access-Control-Request-Method", "POST"),
+            ("Access-Control-Request-Headers", "authorization, content-type"),
+        ],
         "Sec-Fetch-Site cross-site": [("Sec-Fetch-Site", "cross-site")],
         "Sec-Fetch-Site same-site": [("Sec-Fetch-Site", "same-site")],
     }
@@ -432,7 +440,7 @@ def nesting_attacks(app: RunningApp) -> list[Attack]:
         bodies = {
             **{f"{depth} arrays": nested(depth) for depth in (65, 500, 950, 100_000)},
             "65 objects": b'{"a":' * 65 + b"1" + b"}" * 65,
-            "harmful body with a 64-deep value": deep_value.replace(b'"@"', nested(64)),
+            "harmful body, 65 deep": deep_value.replace(b'"@"', nested(64)),
         }
         for label, body in bodies.items():
             data = request_bytes("POST", path, headers, body)
@@ -596,14 +604,19 @@ def test_every_route_and_method_is_attacked(app: RunningApp, attack_run: AttackR
     assert {("GET", "/status"), ("POST", "/api/gui"), ("POST", "/api/shutdown")} <= operations
     posts = {template for method, template in operations if method == "POST"}
     assert posts == set(HARMFUL_BODIES), "a new POST route needs its harmful body in HARMFUL_BODIES"
-    for category in ("token", "host", "origin"):
-        attacked = {
+
+    def attacked(category: str) -> set[tuple[str, str]]:
+        return {
             (o.attack.method, o.attack.path) for o in attack_run.outcomes if o.attack.category == category
         }
-        wanted = {(method, path) for path, _ in targets(app.contract) for method in METHODS}
-        assert attacked == wanted, category
-    counts = Counter(o.attack.category for o in attack_run.outcomes)
-    assert set(counts) == set(CATEGORIES) and min(counts.values()) >= len(BAD_REQUEST_LINES), counts
+
+    every_request = {(method, path) for path, _ in targets(app.contract) for method in METHODS}
+    every_operation = {(method, PARAM.sub(PARAM_VALUE, template)) for method, template in operations}
+    every_post = {(method, path) for method, path in every_operation if method == "POST"}
+    assert attacked("token") == attacked("host") == attacked("origin") == every_request
+    assert attacked("content_type") == attacked("nesting") == every_post
+    assert attacked("headers") == every_operation
+    assert sum(o.attack.category == "request_line" for o in attack_run.outcomes) == len(BAD_REQUEST_LINES)
 
 
 @pytest.mark.parametrize("category", CATEGORIES)
@@ -656,5 +669,29 @@ def test_the_app_stayed_up_and_logged_every_attack(app: RunningApp, attack_run: 
     (log,) = (app.log_dir / "sessions").glob("*/apihooks.log")
     logged = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert [entry for entry in logged if entry["status"] >= 500] == []
-    sent = Counter(o.reply.status for o in attack_run.outcomes)
+    sent = Counter(o.reply.status for o in attack_run.outcomes if o.reply.status)
     assert sent <= Counter(entry["status"] for entry in logged), "a reply is missing from apihooks.log"
+
+
+def test_with_the_token_other_methods_and_paths_are_still_refused(app: RunningApp) -> None:
+    """Routing, with every earlier check passed: 405 with the path's methods in Allow (OPTIONS,
+    HEAD and unknown methods included), 404 for a path that is no route."""
+    operations = app.contract.operations()
+    outcomes = []
+    for path, template in targets(app.contract):
+        for method in METHODS:
+            if (method, template) in operations:
+                continue
+            data = app.legitimate(method, path, {} if method in BODY_METHODS else None)
+            attack = Attack("routing", "token", method, path, data, 405 if template else 404)
+            outcomes.append(Outcome(attack, exchange(app.port, method, data)))
+    found = [problem for outcome in outcomes for problem in problems(outcome, app.contract)]
+    for outcome in outcomes:
+        template = app.contract.template_of(outcome.attack.path)
+        if outcome.reply.status == 405 and template is not None:
+            allowed = {method.upper() for method in app.contract.doc["paths"][template]}
+            if set((outcome.reply.header("Allow") or "").split(", ")) != allowed:
+                found.append(f"{outcome.attack.method} {template}: Allow {outcome.reply.header('Allow')!r}")
+    assert len(outcomes) == len(targets(app.contract)) * len(METHODS) - len(operations)
+    listed = "\n".join(found[:60])
+    assert not found, f"{len(found)} problems in {len(outcomes)} requests:\n{listed}"

@@ -276,30 +276,32 @@ class HookApi:
             raise Conflict(f"dialog {uid!r} was already resolved")
         return {"resolved": True}
 
-    def _read_only_rule(self, tool: str, args: dict[str, Any]) -> str:
-        """An external agent's read-only tool inside the project is approved like our own."""
+    def _path_rules(self, tool: str, args: dict[str, Any]) -> tuple[str, str]:
+        """``(preapproved, refused)`` for an external agent's file tool, judged like our own: a
+        read inside the project is approved, a file the path policy refuses is refused."""
         from manual_slop.tools.approval import build_execution_context
-        from manual_slop.tools.external import EXTERNAL_READ_ONLY_TOOLS, read_only_approval
+        from manual_slop.tools.external import EXTERNAL_FILE_TOOLS, external_refusal, read_only_approval
 
-        if tool not in EXTERNAL_READ_ONLY_TOOLS:
-            return ""
+        if tool not in EXTERNAL_FILE_TOOLS:
+            return "", ""
         try:
             policy = build_execution_context(self.ctrl, timeout=self.main_timeout).policy
         except (TimeoutError, RuntimeError):
-            return ""  # no policy to check against: the user decides
-        return read_only_approval(tool, args, policy)
+            return "", ""  # no policy to check against: the user decides
+        refused = external_refusal(tool, args, policy)
+        return ("" if refused else read_only_approval(tool, args, policy)), refused
 
     def ask(self, call: Call) -> dict[str, Any]:
         body = call.body
         dialog = AskDialog(body["question"], body.get("tool", ""), body.get("args"))
-        preapproved = self._read_only_rule(body.get("tool", ""), body.get("args") or {})
+        preapproved, refused = self._path_rules(body.get("tool", ""), body.get("args") or {})
         with self._asks_lock:
             self._asks.add(dialog)
         try:
             if self._stopping.is_set():
                 dialog.resolve(False, decider=Decider.SHUTDOWN, reason="the hook server is stopping")
             decision = self.ctrl.request_approval(
-                dialog, timeout=body.get("timeout_s"), preapproved=preapproved
+                dialog, timeout=body.get("timeout_s"), preapproved=preapproved, refused=refused
             )
         finally:
             with self._asks_lock:

@@ -91,3 +91,15 @@ def test_the_auto_policy_approves_at_once(hook_app: HookApp) -> None:
     client.wait_for_task(client.set_value("approval_policy", "auto"))
     answer = client.request_confirmation("run_shell_command", {"command": "ls"}, timeout_s=30)
     assert answer["approved"] is True and answer["args"] == {"command": "ls"}
+
+
+def test_an_external_tool_naming_a_secret_file_is_refused_by_policy(hook_app_factory, app_dir) -> None:
+    (app_dir / ".env").write_text("TOKEN=abc\n")
+    app = hook_app_factory()
+    client = app.client()
+    client.wait_for_task(client.set_value("approval_policy", "auto"))  # refused even when all is allowed
+    reply = client.request_confirmation("read_file", {"file_path": ".env"})
+    assert reply["approved"] is False and reply["reason"].startswith("ACCESS DENIED: '.env'")
+    assert "(rule: env file)" in reply["reason"] and client.pending() == []
+    audit = app.ctrl.session_log.read("audit")[-1]
+    assert audit["decider"] == "policy" and audit["rule"] == "path policy" and audit["approved"] is False

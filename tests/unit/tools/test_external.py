@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from manual_slop.tools.external import read_only_approval
+from manual_slop.tools.external import external_refusal, read_only_approval
 from manual_slop.tools.security import PathPolicy
 
 
@@ -39,3 +39,25 @@ def test_anything_else_asks(tmp_path: Path) -> None:
         ("some_new_tool", {}),
     ):
         assert read_only_approval(tool, args, rules) == "", (tool, args)
+
+
+def test_files_the_policy_refuses_are_refused_without_asking(tmp_path: Path) -> None:
+    rules = policy(tmp_path)
+    (tmp_path / ".env").write_text("TOKEN=x\n")
+    (tmp_path / "docs" / "alias.md").symlink_to(tmp_path / "credentials.toml")
+    for tool, args, rule in (
+        ("read_file", {"file_path": "credentials.toml"}, "credentials"),
+        ("read_file", {"absolute_path": str(tmp_path / ".env")}, "env file"),
+        ("read_many_files", {"paths": ["docs/a.md", "docs/alias.md"]}, "credentials"),
+        ("write_file", {"file_path": ".env.local", "content": "x"}, "env file"),
+        ("replace", {"file_path": "server.pem", "old_string": "a", "new_string": "b"}, "key file"),
+    ):
+        refusal = external_refusal(tool, args, rules)
+        assert refusal.startswith("ACCESS DENIED:") and f"(rule: {rule})" in refusal, (tool, args)
+    for tool, args in (
+        ("read_file", {"file_path": "docs/a.md"}),
+        ("read_many_files", {"include": ["*.env"]}),  # a glob the CLI resolves inside its paths
+        ("run_shell_command", {"command": "cat .env"}),  # not a file tool: the user sees the script
+        ("write_file", {"file_path": "docs/b.md", "content": "x"}),
+    ):
+        assert external_refusal(tool, args, rules) == "", (tool, args)

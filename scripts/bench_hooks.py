@@ -6,9 +6,15 @@ Both servers run as their own processes, as in real use: the app is ``sloppy.py 
 keep-alive, TCP_NODELAY) answering every GET with a constant JSON body. The same client
 (``http.client``, one kept-alive connection per thread) measures both, back to back:
 
-1. Latency: median (and p95) of ``GET /api/gui/value/ai_status`` — routing, the main-thread
-   trampoline, JSON, the apihooks.log entry — divided by the bare server's median.
-2. Throughput: sustained requests/second over 5 s from 8 client threads, same request.
+1. Latency: median (and p95) of ``GET /api/gui/value/ai_status`` — every check of the
+   request guard (Host, Origin, bearer token), routing, the lock-free read of a scalar
+   field, JSON, the redacted reply, the apihooks.log entry — divided by the bare server's
+   median. The same for ``GET /api/gui/value/available_models``, a list field read through
+   the main-thread trampoline, to show what the hop to the frame loop costs.
+2. Throughput: sustained requests/second over 5 s from 8 client threads, first request.
+
+Both servers get the same request, token included (the bare one ignores it). A reply other
+than 200 stops the run with its status and body: a client thread never dies silently.
 
 Run: ``.venv/bin/python scripts/bench_hooks.py`` — prints the figures and their ratios.
 """
@@ -28,7 +34,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PATH = "/api/gui/value/ai_status"
+PATH = "/api/gui/value/ai_status"  # a scalar field: read lock-free once every queued write has run
+MAIN_PATH = "/api/gui/value/available_models"  # a list field: read through the main thread
 WARMUP = 200
 SAMPLES = 2000
 CLIENTS = 8
@@ -69,60 +76,69 @@ def start_bare() -> tuple[subprocess.Popen[str], int]:
     return proc, int(proc.stdout.readline())
 
 
-def start_app(folder: Path) -> tuple[subprocess.Popen[str], int]:
+def start_app(folder: Path) -> tuple[subprocess.Popen[str], int, str]:
     env = {k: v for k, v in os.environ.items() if k != "SLOP_HOOK_TOKEN"}
+    token_file = folder / "hook.token"
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "sloppy.py"), "--headless", "--hook-port", "0",
-         "--config", str(folder / "config.toml")],
+         "--config", str(folder / "config.toml"), "--token-file", str(token_file)],
         cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if not line.startswith("hook server listening on "):
         raise SystemExit(f"the app did not start: {line!r}")
-    return proc, int(line.rsplit(":", 1)[1])
+    return proc, int(line.rsplit(":", 1)[1]), token_file.read_text().strip()
 
 
-def get(conn: http.client.HTTPConnection) -> None:
-    conn.request("GET", PATH)
+def get(conn: http.client.HTTPConnection, headers: dict[str, str], path: str = PATH) -> None:
+    conn.request("GET", path, headers=headers)
     response = conn.getresponse()
-    response.read()
+    body = response.read()
     if response.status != 200:
-        raise SystemExit(f"GET {PATH}: HTTP {response.status}")
+        raise RuntimeError(f"GET {path}: HTTP {response.status} {body[:200]!r}")
 
 
-def latency_ms(port: int) -> list[float]:
+def latency_ms(port: int, headers: dict[str, str], path: str = PATH) -> list[float]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     for _ in range(WARMUP):
-        get(conn)
+        get(conn, headers, path)
     samples = []
     for _ in range(SAMPLES):
         started = time.perf_counter()
-        get(conn)
+        get(conn, headers, path)
         samples.append((time.perf_counter() - started) * 1000.0)
     conn.close()
     return samples
 
 
-def throughput(port: int) -> float:
+def throughput(port: int, headers: dict[str, str]) -> float:
     counts = [0] * CLIENTS
+    errors: list[BaseException] = []
     stop = threading.Event()
 
     def client(n: int) -> None:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        while not stop.is_set():
-            get(conn)
-            counts[n] += 1
-        conn.close()
+        try:
+            while not stop.is_set():
+                get(conn, headers)
+                counts[n] += 1
+        except BaseException as exc:  # reported below: a dead client must not pass for a slow one
+            errors.append(exc)
+            stop.set()
+        finally:
+            conn.close()
 
     threads = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
     started = time.perf_counter()
     for thread in threads:
         thread.start()
-    time.sleep(DURATION_S)
+    stop.wait(DURATION_S)
     stop.set()
     for thread in threads:
         thread.join(10)
+    if errors:
+        raise SystemExit(f"{len(errors)} client thread(s) failed; first: {errors[0]}")
     return sum(counts) / (time.perf_counter() - started)
 
 
@@ -132,13 +148,17 @@ def p95(samples: list[float]) -> float:
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        app, app_port = start_app(Path(tmp))
+        app, app_port, token = start_app(Path(tmp))
         bare, bare_port = start_bare()
+        headers = {"Authorization": f"Bearer {token}"}
         try:
-            bare_lat, app_lat = latency_ms(bare_port), latency_ms(app_port)
-            bare_rps, app_rps = throughput(bare_port), throughput(app_port)
+            bare_lat, app_lat = latency_ms(bare_port, headers), latency_ms(app_port, headers)
+            main_lat = latency_ms(app_port, headers, MAIN_PATH)
+            bare_rps, app_rps = throughput(bare_port, headers), throughput(app_port, headers)
             conn = http.client.HTTPConnection("127.0.0.1", app_port, timeout=10)
-            conn.request("POST", "/api/shutdown", body=b"{}")
+            conn.request(
+                "POST", "/api/shutdown", body=b"{}", headers={**headers, "Content-Type": "application/json"}
+            )
             conn.getresponse().read()
             conn.close()
             app.wait(10)
@@ -154,6 +174,10 @@ def main() -> None:
     print(f"  bare ThreadingHTTPServer  median {bare_med:.3f} ms   p95 {p95(bare_lat):.3f} ms")
     print(f"  Hook API                  median {app_med:.3f} ms   p95 {p95(app_lat):.3f} ms")
     print(f"  latency ratio (Hook API / bare): {app_med / bare_med:.2f}x")
+    main_med = statistics.median(main_lat)
+    print(f"GET {MAIN_PATH} (through the main thread), {SAMPLES} sequential requests")
+    print(f"  Hook API                  median {main_med:.3f} ms   p95 {p95(main_lat):.3f} ms")
+    print(f"  latency ratio (Hook API / bare): {main_med / bare_med:.2f}x")
     print(f"sustained throughput, {CLIENTS} client threads, {DURATION_S:g} s each")
     print(f"  bare ThreadingHTTPServer  {bare_rps:,.0f} requests/s")
     print(f"  Hook API                  {app_rps:,.0f} requests/s")

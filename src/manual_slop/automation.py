@@ -5,7 +5,10 @@ API and the simulation harness. A field has a typed :class:`~manual_slop.schema.
 (so values are validated before they are queued), a getter and — unless it is
 read-only — a setter. An action is a named handler, optionally taking
 ``user_data`` of a declared type. A selector is a list box or tab bar whose item
-can be chosen by name. Getters, setters and handlers run on the main thread.
+can be chosen by name. Getters, setters and handlers run on the main thread, with one
+exception: a field whose getter is :func:`attr_getter` of a ``str``, ``int``, ``float`` or
+``bool`` (:attr:`FieldSpec.lock_free`) may be read from any thread while no task is
+outstanding, since reading one immutable attribute is atomic (see ``HookApi.gui_value``).
 
 Exceptions::
 
@@ -37,6 +40,7 @@ __all__ = [
     "SelectorRegistry",
     "SelectorSpec",
     "UnknownName",
+    "attr_getter",
     "attr_setter",
 ]
 
@@ -71,6 +75,26 @@ def attr_setter(obj: Any, attr: str) -> Callable[[Any], None]:
 
 
 @dataclass(frozen=True, slots=True)
+class AttrGetter:
+    """A getter that reads one attribute and nothing else (see :func:`attr_getter`)."""
+
+    obj: Any
+    attr: str
+
+    def __call__(self) -> Any:
+        return getattr(self.obj, self.attr)
+
+
+def attr_getter(obj: Any, attr: str) -> AttrGetter:
+    """A field getter that reads ``obj.attr``: declared as such, so a scalar field can be read
+    without the main thread."""
+    return AttrGetter(obj, attr)
+
+
+_SCALARS = (str, int, float, bool)
+
+
+@dataclass(frozen=True, slots=True)
 class FieldSpec:
     name: str
     field: Field
@@ -81,6 +105,11 @@ class FieldSpec:
     @property
     def read_only(self) -> bool:
         return self.setter is None
+
+    @property
+    def lock_free(self) -> bool:
+        """One attribute holding an immutable scalar: a read from another thread is atomic."""
+        return isinstance(self.getter, AttrGetter) and self.field.kind in _SCALARS
 
 
 class FieldRegistry:

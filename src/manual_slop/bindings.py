@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from manual_slop.automation import ActionCall, InvalidValue, attr_setter
+from manual_slop.automation import ActionCall, InvalidValue, attr_getter, attr_setter
 from manual_slop.config import PROVIDER_NAMES
 from manual_slop.schema import Field
 
@@ -190,13 +190,13 @@ def _register_fields(ctrl: AppController) -> None:
     reg(
         "current_provider",
         Field(str, "local", "Active AI provider", choices=PROVIDER_NAMES),
-        lambda: state.current_provider,
+        attr_getter(state, "current_provider"),
         attr_setter(state, "current_provider"),
     )
     reg(
         "current_model",
         Field(str, "", "Model of the active provider"),
-        lambda: state.current_model,
+        attr_getter(state, "current_model"),
         attr_setter(state, "current_model"),
     )
     reg(
@@ -208,58 +208,63 @@ def _register_fields(ctrl: AppController) -> None:
             pattern=URL_PATTERN,
             pattern_doc="'' or an http(s):// URL",
         ),
-        lambda: state.provider_base_url,
+        attr_getter(state, "provider_base_url"),
         attr_setter(state, "provider_base_url"),
     )
     reg(
         "temperature",
         Field(float, 0.0, "Sampling temperature", minimum=0.0, maximum=2.0),
-        lambda: state.temperature,
+        attr_getter(state, "temperature"),
         attr_setter(state, "temperature"),
     )
     reg(
         "top_p",
         Field(float, 1.0, "Nucleus sampling mass", minimum=0.0, maximum=1.0),
-        lambda: state.top_p,
+        attr_getter(state, "top_p"),
         attr_setter(state, "top_p"),
     )
     reg(
         "max_tokens",
         Field(int, 8192, "Maximum output tokens", minimum=1, maximum=1_000_000),
-        lambda: state.max_tokens,
+        attr_getter(state, "max_tokens"),
         attr_setter(state, "max_tokens"),
     )
     reg(
         "history_trunc_limit",
         Field(int, 8000, "Characters kept of old tool outputs", minimum=0, maximum=10_000_000),
-        lambda: state.history_trunc_limit,
+        attr_getter(state, "history_trunc_limit"),
         attr_setter(state, "history_trunc_limit"),
     )
     reg(
         "approval_policy",
         Field(str, "manual", "Execution Clutch policy", choices=("manual", "allow_list", "auto")),
-        lambda: state.approval_policy,
+        attr_getter(state, "approval_policy"),
         lambda value: _set_policy(ctrl, value),
     )
-    reg("ai_input", Field(str, "", "The message box"), lambda: state.ai_input, attr_setter(state, "ai_input"))
-    reg("ai_response", Field(str, "", "The last response (read-only)"), lambda: state.ai_response)
-    reg("ai_status", Field(str, "idle", "Status line (read-only)"), lambda: state.ai_status)
+    reg(
+        "ai_input",
+        Field(str, "", "The message box"),
+        attr_getter(state, "ai_input"),
+        attr_setter(state, "ai_input"),
+    )
+    reg("ai_response", Field(str, "", "The last response (read-only)"), attr_getter(state, "ai_response"))
+    reg("ai_status", Field(str, "idle", "Status line (read-only)"), attr_getter(state, "ai_status"))
     reg(
         "system_prompt",
         Field(str, "", "Project system prompt"),
-        lambda: state.system_prompt,
+        attr_getter(state, "system_prompt"),
         attr_setter(state, "system_prompt"),
     )
     reg(
         "project_name",
         Field(str, "", "Project name"),
-        lambda: state.project_name,
+        attr_getter(state, "project_name"),
         attr_setter(state, "project_name"),
     )
     reg(
         "files_base_dir",
         Field(str, ".", "Root of tracked files, relative to the project file"),
-        lambda: state.files_base_dir,
+        attr_getter(state, "files_base_dir"),
         attr_setter(state, "files_base_dir"),
     )
 
@@ -281,7 +286,7 @@ def _register_fields(ctrl: AppController) -> None:
     reg(
         "output_dir",
         Field(str, "md_gen", "Where MD Only writes, relative to files_base_dir"),
-        lambda: state.output_dir,
+        attr_getter(state, "output_dir"),
         attr_setter(state, "output_dir"),
     )
     reg(
@@ -293,7 +298,7 @@ def _register_fields(ctrl: AppController) -> None:
     reg(
         "auto_add",
         Field(bool, True, "Append sent messages and responses to the discussion"),
-        lambda: state.auto_add,
+        attr_getter(state, "auto_add"),
         attr_setter(state, "auto_add"),
     )
     reg(
@@ -305,7 +310,7 @@ def _register_fields(ctrl: AppController) -> None:
     reg(
         "active_discussion",
         Field(str, "main", "The discussion being edited and sent"),
-        lambda: state.active_discussion,
+        attr_getter(state, "active_discussion"),
         lambda name: _switch_discussion(ctrl, name),
     )
     reg(
@@ -316,10 +321,10 @@ def _register_fields(ctrl: AppController) -> None:
     reg(
         "mma_epic_input",
         Field(str, "", "Epic text for Plan Epic"),
-        lambda: state.mma_epic_input,
+        attr_getter(state, "mma_epic_input"),
         attr_setter(state, "mma_epic_input"),
     )
-    reg("mma_status", Field(str, "idle", "MMA engine status (read-only)"), lambda: state.mma_status)
+    reg("mma_status", Field(str, "idle", "MMA engine status (read-only)"), attr_getter(state, "mma_status"))
     reg(
         "proposed_tracks",
         Field(list, [], "Tracks proposed by Tier 1 (read-only)"),

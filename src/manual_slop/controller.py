@@ -156,6 +156,7 @@ class AppController:
 
         # -- cross-thread hand-off (Pattern B) ------------------------------------------
         self._pending_gui_tasks: GuardedList[_QueuedTask] = GuardedList("gui_tasks", self._poke)
+        self._applying_tasks = False  # set before a drain, cleared once every drained task ran
         self._pending_comms: GuardedList[dict[str, Any]] = GuardedList("comms", self._poke)
         self._pending_tool_calls: GuardedList[dict[str, Any]] = GuardedList("tool_calls", self._poke)
         self._pending_history_adds: GuardedList[dict[str, Any]] = GuardedList("history_adds", self._poke)
@@ -479,8 +480,22 @@ class AppController:
             )
         self._process_pending_gui_tasks()
 
+    def tasks_settled(self) -> bool:
+        """True when every task posted so far has been applied (any thread). A lock-free read
+        of a scalar field is then as fresh as one through the main thread: every write queued
+        before it has run. Reads the queue first: the main thread marks itself applying
+        before it drains, so an emptied queue is never mistaken for applied tasks."""
+        return not self._pending_gui_tasks.has_items() and not self._applying_tasks
+
     def _process_pending_gui_tasks(self) -> None:
-        for queued in self._pending_gui_tasks.drain():
+        self._applying_tasks = True
+        try:
+            self._apply_tasks(self._pending_gui_tasks.drain())
+        finally:
+            self._applying_tasks = False
+
+    def _apply_tasks(self, batch: list[_QueuedTask]) -> None:
+        for queued in batch:
             task = queued.task
             action = task.get("action")
             handler = self._task_handlers.get(action) if isinstance(action, str) else None

@@ -66,6 +66,10 @@ class GuardedList(Generic[T]):
         with self._lock:
             return len(self._items)
 
+    def has_items(self) -> bool:
+        """Anything queued? (One atomic read, no lock: a hint for lock-free readers.)"""
+        return bool(self._items)
+
 
 class TaskState(StrEnum):
     QUEUED = "queued"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from manual_slop.automation import ActionCall, InvalidValue, attr_setter
+from manual_slop.automation import ActionCall, InvalidValue, attr_getter, attr_setter
 from manual_slop.config import CONTEXT_STRATEGIES
 from manual_slop.context.aggregate import MIN_TOKEN_BUDGET
 from manual_slop.context.errors import ContextError
@@ -158,7 +158,7 @@ def _register_fields(ctrl: AppController) -> None:
     reg(
         "context_strategy",
         Field(str, "auto", "Aggregation strategy for files in full mode", choices=CONTEXT_STRATEGIES),
-        lambda: state.context_strategy,
+        attr_getter(state, "context_strategy"),
         service.set_strategy,
     )
     reg(
@@ -170,7 +170,7 @@ def _register_fields(ctrl: AppController) -> None:
             minimum=MIN_TOKEN_BUDGET,
             maximum=10_000_000,
         ),
-        lambda: state.context_token_budget,
+        attr_getter(state, "context_token_budget"),
         attr_setter(state, "context_token_budget"),
     )
     reg(
@@ -178,7 +178,7 @@ def _register_fields(ctrl: AppController) -> None:
         Field(
             int, 4_000, "auto: files up to this many tokens are sent in full", minimum=1, maximum=10_000_000
         ),
-        lambda: state.context_full_threshold,
+        attr_getter(state, "context_full_threshold"),
         attr_setter(state, "context_full_threshold"),
     )
     reg(
@@ -190,7 +190,7 @@ def _register_fields(ctrl: AppController) -> None:
     reg(
         "subagent_summaries",
         Field(bool, False, "summarize: the provider summarizes very large files"),
-        lambda: state.subagent_summaries,
+        attr_getter(state, "subagent_summaries"),
         attr_setter(state, "subagent_summaries"),
     )
     reg(
@@ -206,22 +206,22 @@ def _register_fields(ctrl: AppController) -> None:
     reg(
         "context_tokens",
         Field(int, 0, "Last compile: estimated tokens (read-only)"),
-        lambda: state.context_tokens,
+        attr_getter(state, "context_tokens"),
     )
     reg(
         "context_status",
         Field(str, "idle", "idle, compiling..., done or error (read-only)"),
-        lambda: state.context_status,
+        attr_getter(state, "context_status"),
     )
     reg(
         "context_preview",
         Field(str, "", "Last compiled context Markdown (read-only)"),
-        lambda: state.context_preview,
+        attr_getter(state, "context_preview"),
     )
     reg(
         "last_md_path",
         Field(str, "", "File written by the last MD Only (read-only)"),
-        lambda: state.last_md_path,
+        attr_getter(state, "last_md_path"),
     )
     reg(
         "context_presets",
@@ -246,7 +246,7 @@ def _register_fields(ctrl: AppController) -> None:
     reg(
         "discussion_status",
         Field(str, "idle", "idle, compressing... or reading git HEAD... (read-only)"),
-        lambda: state.discussion_status,
+        attr_getter(state, "discussion_status"),
     )
     reg(
         "undo_history",

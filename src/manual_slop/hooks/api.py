@@ -179,9 +179,12 @@ class HookApi:
     def gui_value(self, call: Call) -> dict[str, Any]:
         name = call.params["field"]
         try:
-            self.ctrl.fields.spec(name)
+            spec = self.ctrl.fields.spec(name)
         except AutomationError as exc:
             raise NotFound(str(exc)) from None
+        if spec.lock_free and self.ctrl.tasks_settled():
+            # One immutable attribute, and every queued write has run: as fresh as the trampoline.
+            return {"field": name, "value": spec.getter()}
         return {"field": name, "value": self.on_main(lambda: json_snapshot(self.ctrl.fields.get(name)))}
 
     def post_gui(self, call: Call) -> Reply:

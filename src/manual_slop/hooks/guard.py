@@ -37,6 +37,7 @@ from manual_slop.hooks.errors import BadRequest, Forbidden, Unauthorized, Unsupp
 
 __all__ = [
     "BODY_METHODS",
+    "CHECK_ORDER",
     "LOOPBACK_NAMES",
     "MAX_HEADER_BYTES",
     "MAX_JSON_DEPTH",
@@ -50,6 +51,17 @@ MAX_JSON_DEPTH = 64
 LOOPBACK_NAMES: tuple[str, ...] = ("127.0.0.1", "localhost", "[::1]")
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _FETCH_SITES_ALLOWED = frozenset({"same-origin", "none"})
+# The checks in the order they run and the statuses they answer with (the table above; the
+# security guide's table is checked against this).
+CHECK_ORDER: tuple[tuple[str, tuple[int, ...]], ...] = (
+    ("request line and headers", (400, 431)),
+    ("Host", (403,)),
+    ("Origin and Sec-Fetch-Site", (403,)),
+    ("bearer token", (401,)),
+    ("route and method", (404, 405)),
+    ("content type", (415,)),
+    ("body", (413, 400)),
+)
 
 # A JSON string (escapes included) and the brackets that nest.
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)

@@ -362,3 +362,18 @@ def test_an_external_read_only_tool_inside_the_project_is_approved_by_policy(hoo
     client.reject(client.pending()[0]["id"])
     thread.join(10)
     assert outside[0]["approved"] is False
+
+
+def test_scalar_fields_are_read_without_the_main_thread_but_never_ahead_of_a_queued_write(
+    hook_app_factory,
+) -> None:
+    app = hook_app_factory(ticker=False, main_timeout=0.3)
+    client = app.client()
+    assert client.get_value("ai_status") == "idle"  # answered with no frame loop running at all
+    assert app.call("GET", "/api/gui/value/available_models").status == 408  # a list needs the main thread
+    client.set_value("ai_input", "queued")  # a write waits for the main thread...
+    stale = app.call("GET", "/api/gui/value/ai_input")
+    assert stale.status == 408  # ...so a read after it waits too, rather than answer the old value
+    app.ctrl.run_frame()
+    assert client.get_value("ai_input") == "queued"  # settled: lock-free again, and fresh
+    assert app.ctrl.tasks_settled()

@@ -89,3 +89,42 @@ def test_module_table_lists_every_hooks_module() -> None:
     documented = {row[0] for row in table("The code is `src/manual_slop/hooks/`:")}
     modules = {p.name for p in (ROOT / "src" / "manual_slop" / "hooks").glob("*.py")} - {"__init__.py"}
     assert documented == modules
+
+
+def tables_after(heading: str) -> list[list[list[str]]]:
+    """Every table between ``heading`` and the next heading: rows of stripped cells, no header."""
+    lines = GUIDE.read_text(encoding="utf-8").splitlines()
+    start = lines.index(heading)
+    tables: list[list[list[str]]] = []
+    current: list[list[str]] = []
+    for line in lines[start + 1 :]:
+        if line.startswith("#"):
+            break
+        if line.startswith("|"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            if not set("".join(cells)) <= set("-: "):
+                current.append(cells)
+        elif current:
+            tables.append(current[1:])
+            current = []
+    if current:
+        tables.append(current[1:])
+    return tables
+
+
+def test_the_security_tables_match_the_guard() -> None:
+    from manual_slop.hooks.guard import CHECK_ORDER, MAX_HEADER_BYTES, MAX_JSON_DEPTH
+    from manual_slop.hooks.server import MAX_BODY_BYTES
+
+    checks, limits = tables_after("### The checks")
+    documented = [(int(step), check, [int(n) for n in re.findall(r"\b(\d{3})\b", refusal)])
+                  for step, check, refusal in checks]  # fmt: skip
+    assert [(step, check) for step, check, _ in documented] == [
+        (index, name) for index, (name, _) in enumerate(CHECK_ORDER, start=1)
+    ]
+    for (_, name, statuses), (_, expected) in zip(documented, CHECK_ORDER, strict=True):
+        assert set(statuses) >= set(expected), name  # every status the step gives is documented
+    values = {row[0]: row[1] for row in limits}
+    assert values["request headers"].startswith(f"{MAX_HEADER_BYTES // 1024} KiB")
+    assert values["JSON nesting"].startswith(f"{MAX_JSON_DEPTH} levels")
+    assert values["body"].startswith(f"{MAX_BODY_BYTES // (1024 * 1024)} MiB")

@@ -209,7 +209,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if controller.state.approval_policy == "auto":
         _say("WARNING: approval policy is AUTO — actions run without asking")
     if serves_hooks and not controller.hook_auth.required:
-        _say("WARNING: hook.require_token is false — any local user and any local program can drive the app")
+        # through logging: stderr ("sloppy: WARNING: ...") and app.log alike
+        logging.getLogger(__name__).warning(
+            "hook.require_token is false — any local user and any local program can drive the app"
+        )
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         controller.request_stop_from_signal()

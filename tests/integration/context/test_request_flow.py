@@ -195,3 +195,27 @@ def test_presets_save_and_load_file_sets(make_controller, project_dir: Path) -> 
         ctrl.actions.invoke("btn_load_preset", "nope")
     ctrl.actions.invoke("btn_delete_preset", "review")
     assert ctrl.fields.get("context_presets") == []
+
+
+def test_the_apps_own_secrets_in_context_are_shown_refused_and_never_sent(
+    make_controller, project_dir: Path, app_dir: Path
+) -> None:
+    key = "sk-ant-context-test-0123456789"
+    (app_dir / "credentials.toml").write_text(f'[anthropic]\napi_key = "{key}"\n')
+    (project_dir / "Notes.TXT").symlink_to(app_dir / "credentials.toml")
+    (project_dir / "keys.md").write_text(f"the key is {key}\n")  # an ordinary file quoting a key
+    ctrl, client = make(make_controller, project_dir)
+    ctrl.fields.set("project_files", ["src/app.py", "../credentials.toml", "Notes.TXT", "keys.md"])
+    ctrl.post_gui_task({"action": "click", "item": "btn_refresh_context"})
+    pump_until(ctrl, lambda: ctrl.state.context_status == "done")
+    files = {f["path"]: f for f in ctrl.fields.get("context_files")}
+    refused = {path: f["error"] for path, f in files.items() if f["kind"] == "refused"}
+    assert set(refused) == {str(app_dir / "credentials.toml"), "Notes.TXT"}
+    assert all("(rule: credentials)" in reason for reason in refused.values())
+    assert any("is not sent" in n.message for n in ctrl.state.notifications)
+    ctrl.post_gui_task({"action": "set_value", "item": "ai_input", "value": "hi"})
+    ctrl.post_gui_task({"action": "click", "item": "btn_gen_send", "source": "hook"})
+    pump_until(ctrl, lambda: ctrl.state.ai_status == "done")
+    for text in (ctrl.state.context_preview, client.calls[0]["md"]):
+        assert key not in text and key[:12] not in text
+        assert "[REDACTED:credentials.anthropic.api_key]" in text  # keys.md: the redactor's catch

@@ -211,3 +211,29 @@ def _next_ask(api: Any, after: str | None = None) -> dict[str, Any]:
 
     wait_until(found, timeout=60)
     return next(d for d in api.pending() if d["kind"] == "ask" and d["id"] != after)
+
+
+def test_commands_the_cli_runs_see_no_credential(
+    real_cli: Path, gemini_fake: GeminiFake, hook_app_factory: HookAppFactory, app_dir: Path, monkeypatch
+) -> None:
+    """Not the app's other keys, not the CLI's own key, not the hook token: an approved ``env``
+    shows the model none of them."""
+    other_key = "sk-ant-in-the-apps-environment-0042"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", other_key)
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "svc-token-value-0043")
+    (app_dir / "config.toml").write_text(
+        "[ai]\nprovider = 'gemini_cli'\n\n[providers.gemini_cli]\n"
+        f"model = '{MODEL}'\nbase_url = '{gemini_fake.base_url}'\nbinary = '{real_cli}'\n"
+    )
+    from manual_slop.ai import AIClient
+
+    app = hook_app_factory(backend=AIClient(), environ={"GEMINI_API_KEY": KEY})
+    gemini_fake.push(Reply("", [Call("run_shell_command", {"command": "env"})]), Reply("Seen."))
+    api = app.client()
+    request_id = api.send("show me the environment")
+    api.approve(_next_ask(api)["id"])
+    assert api.wait_for_request(request_id, timeout=60)["state"] == "done"
+    seen = contents(gemini_fake, 1)  # the request that carries the command's output
+    assert "PATH=" in seen  # the output did reach the model...
+    for secret in (other_key, "svc-token-value-0043", KEY, app.token):
+        assert secret not in seen  # ...without a single credential

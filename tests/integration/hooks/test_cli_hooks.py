@@ -166,6 +166,8 @@ def test_switching_the_token_off_is_loud_and_loopback_only(tmp_path: Path) -> No
         code, _, err = finish(proc)
     assert code == 0, err
     assert "WARNING: hook.require_token is false" in err
+    (app_log,) = (tmp_path / "logs" / "sessions").glob("*/app.log")
+    assert "hook.require_token is false" in app_log.read_text()
 
 
 def test_a_port_in_use_is_a_clear_start_up_error(tmp_path: Path) -> None:

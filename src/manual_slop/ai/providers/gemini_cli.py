@@ -64,6 +64,7 @@ from manual_slop.ai.xml_protocol import (
     render_text_messages,
 )
 from manual_slop.hooks.token import runtime_token_path
+from manual_slop.tools.shell import scrubbed_environment
 
 __all__ = ["CLI_EXIT_CODES", "GeminiCliProvider"]
 
@@ -181,8 +182,10 @@ class GeminiCliProvider(Provider):
         return argv
 
     def environment(self, tools_enabled: bool = True) -> dict[str, str]:
-        """The CLI's environment: ours, minus inherited endpoints and keys, plus the private home."""
-        env = {k: v for k, v in os.environ.items() if k not in _REPLACED_ENV}
+        """The CLI's environment: ours without any credential variable (as for our own shell) and
+        without inherited endpoints, plus the private home and the CLI's own key (which its
+        settings keep from the commands it runs)."""
+        env = {k: v for k, v in scrubbed_environment().items() if k not in _REPLACED_ENV}
         env.update(self.home.environment())
         env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"  # headless: an untrusted folder exits with 55
         env["GEMINI_CLI_NO_RELAUNCH"] = "1"  # no second Node process (~2 s per call)

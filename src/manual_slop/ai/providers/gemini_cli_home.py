@@ -85,8 +85,12 @@ def settings(command: str) -> dict[str, Any]:
     return {
         "security": {
             "auth": {"selectedType": "gemini-api-key"},
-            # the bridge needs the URL even where the CLI strips secrets from child environments
-            "environmentVariableRedaction": {"allowed": ["SLOP_HOOK_URL", "SLOP_HOOK_TOKEN_FILE"]},
+            # the commands and hooks the CLI runs get no secret (not even its own key); the bridge
+            # needs these two, which name the Hook API and where its token is, not the token
+            "environmentVariableRedaction": {
+                "enabled": True,
+                "allowed": ["SLOP_HOOK_URL", "SLOP_HOOK_TOKEN_FILE"],
+            },
         },
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},

@@ -387,7 +387,7 @@ class AppController:
             self.session_log.append_comms(record)
         else:
             self.session_log.append_tool_call(record)
-        self.publish(kind, record)
+        self.journal.publish(kind, record)  # redacted above
         return record
 
     def add_history_entry(self, role: str, content: str, discussion: str | None = None) -> bool:

@@ -55,13 +55,14 @@ def test_files_and_context_panels_track_globs_and_show_the_compiled_context(
     (app_dir / "src").mkdir()
     (app_dir / "src" / "app.py").write_text('"""The app."""\n\n\ndef main() -> int:\n    return 0\n')
     (app_dir / "README.md").write_text("# Demo\n\nA demo project.\n")
+    (app_dir / ".env").write_text("API_TOKEN=not-for-the-model-0001\n")
     ctrl = make_controller()
 
     def test(ctx, app) -> None:
         ctx.yield_(5)
         app.focus("Files & Media")
         ctx.yield_(3)
-        for glob in ("src/**/*.py", "README.md"):
+        for glob in ("src/**/*.py", "README.md", ".env"):
             ctx.item_click("**/##add_path")
             ctx.key_chars(glob)
             ctx.item_click("**/Add##add_path")
@@ -76,6 +77,8 @@ def test_files_and_context_panels_track_globs_and_show_the_compiled_context(
 
     run_gui(ctrl, test)
     files = {f["path"]: f for f in ctrl.fields.get("context_files")}
-    assert set(files) == {"src/app.py", "README.md"}
+    assert set(files) == {"src/app.py", "README.md", ".env"}
+    assert files[".env"]["kind"] == "refused" and "(rule: env file)" in files[".env"]["error"]
     assert "def main() -> int" in ctrl.fields.get("context_preview")
+    assert "not-for-the-model" not in ctrl.fields.get("context_preview")
     assert ctrl.fields.get("context_tokens") > 0

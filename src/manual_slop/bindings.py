@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from manual_slop.automation import ActionCall, InvalidValue, attr_getter, attr_setter
 from manual_slop.config import PROVIDER_NAMES
+from manual_slop.request_flow import CUT_MARK
 from manual_slop.schema import Field
 
 if TYPE_CHECKING:
@@ -73,27 +74,31 @@ def register_task_handlers(ctrl: AppController) -> None:
     def handle_ai_response(task: dict[str, Any]) -> None:
         request_id = task.get("request_id")
         text = ctrl.redactor.redact(str(task.get("text", "")))
-        failed = task.get("status") == "error"
-        state.ai_response = text
-        ctrl.set_ai_status("error" if failed else "done")
+        status = str(task.get("status", "done"))
+        failed, cut = status == "error", status == "cancelled"
+        if cut:  # the answer as far as it got, marked as cut
+            mark = CUT_MARK.format(reason=task.get("reason") or "stopped")
+            text = f"{text.rstrip()}\n\n{mark}" if text.strip() else ""
+            state.ai_response = text or mark
+        else:
+            state.ai_response = text
+        ctrl.set_ai_status({"error": "error", "cancelled": "cancelled"}.get(status, "done"))
         if request_id:
             ctrl.update_request(
                 request_id,
-                state="error" if failed else "done",
+                state=status if status in ("error", "cancelled") else "done",
                 response=None if failed else text,
                 error=ctrl.redactor.redact(str(task.get("error"))) if failed else None,
                 finished=time.time(),
             )
         if state.active_request_id == request_id:
             state.active_request_id = None
-        if state.auto_add and not failed:
+        if state.auto_add and not failed and text:
             role = state.discussion_roles[1] if len(state.discussion_roles) > 1 else "AI"
             ctrl.context.discussions.append(role, text, task.get("discussion") or None, label="AI reply")
         if failed:
             ctrl.publish("error", {"request_id": request_id, "message": text})
-        ctrl.publish(
-            "response", {"request_id": request_id, "text": text, "status": task.get("status", "done")}
-        )
+        ctrl.publish("response", {"request_id": request_id, "text": text, "status": status})
 
     def ai_stream_chunk(task: dict[str, Any]) -> None:
         request_id = task.get("request_id")
@@ -399,7 +404,22 @@ def _register_actions(ctrl: AppController) -> None:
     def dismiss_notifications(call: ActionCall) -> None:
         state.notifications.clear()
 
+    def cancel_request(call: ActionCall) -> None:
+        request_id = call.user_data or state.active_request_id
+        if not request_id:
+            raise InvalidValue("no request is running")
+        try:
+            ctrl.cancel_request(str(request_id))
+        except (LookupError, ValueError) as exc:
+            raise InvalidValue(str(exc)) from None
+
     reg("btn_gen_send", gen_send, "Send the message box with the compiled context")
+    reg(
+        "btn_cancel_request",
+        cancel_request,
+        "Stop a request (the running one by default): it ends as cancelled, its partial answer kept",
+        user_data=Field(str, ""),
+    )
     reg("btn_reset_session", reset_session, "Forget the provider session; keeps project and discussion")
     reg("btn_save", lambda call: ctrl.flush(), "Save project, discussions and global config now")
     reg("btn_approve", decide(True), "Approve the oldest pending dialog as it stands")

@@ -1,8 +1,11 @@
-"""Command line: ``sloppy [--headless] [--config PATH] [--project PATH] [--hook-port N]
+"""Command line: ``sloppy [--headless] [--config PATH] [--project PATH [--new]] [--hook-port N]
 [--enable-test-hooks] [--log-dir PATH] [--port-file PATH] [--token-file PATH]``.
 
 Paths are checked before anything is read: a bad flag or an unusable path ends
-the program with one line on stderr and exit code 2. Without a display the app
+the program with one line on stderr and exit code 2. ``--config`` and ``--project`` take
+``.toml`` files only, and never one that belongs to another program (a top-level table
+their schema does not know): the app neither moves nor rewrites such a file. A
+``--project`` that does not exist is created only with ``--new``. Without a display the app
 runs headless and says so. SIGINT and SIGTERM stop it cleanly (dual flush).
 The Hook API starts in headless mode (or with ``hook.enabled`` / ``--enable-test-hooks``, or
 when the active provider is ``gemini_cli``, whose tool calls ask for approval over it)
@@ -28,6 +31,8 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from manual_slop import __version__
+from manual_slop.config import GLOBAL_SCHEMA, PROJECT_SCHEMA, TomlFile
+from manual_slop.schema import Schema
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
@@ -70,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--project", type=Path, metavar="PATH", help="project file (default: projects.active)"
     )
+    parser.add_argument("--new", action="store_true", help="create the --project file (it must not exist)")
     parser.add_argument("--hook-port", type=_port, metavar="N", help="Hook API port (0 picks a free one)")
     parser.add_argument("--enable-test-hooks", action="store_true", help="start the Hook API in GUI mode")
     parser.add_argument(
@@ -88,9 +94,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _check_file(path: Path, flag: str) -> Path:
-    """A file we will read if it exists and write on exit: it or its folder must be usable."""
+def _check_file(path: Path, flag: str, schema: Schema | None = None) -> Path:
+    """A .toml file we will read if it exists and write on exit: it or its folder must be
+    usable, and an existing one must not belong to another program (``schema``)."""
     path = path.expanduser()
+    if path.suffix.lower() != ".toml" and not path.is_dir():
+        raise UsageError(
+            f"{flag} {path}: expected a .toml file, got {path.suffix or 'a name without extension'}; "
+            "the app neither reads nor changes it"
+        )
+    if path.exists() and schema is not None and not path.is_dir():
+        foreign = TomlFile(path, schema).foreign_tables()
+        if foreign:
+            raise UsageError(
+                f"{flag} {path}: not a Manual Slop file (it has [{'], ['.join(foreign[:4])}]); "
+                "the app neither reads nor changes it"
+            )
     if path.exists():
         if path.is_dir():
             raise UsageError(f"{flag} {path}: is a directory, expected a TOML file")
@@ -106,6 +125,27 @@ def _check_file(path: Path, flag: str) -> Path:
     if not os.access(parent, os.W_OK):
         raise UsageError(f"{flag} {path}: folder {parent} is not writable, so the file cannot be created")
     return path
+
+
+def _project_file(path: Path | None, new: bool) -> Path | None:
+    """``--project``: an existing project, or (with ``--new``) a new one created now."""
+    if path is None:
+        if new:
+            raise UsageError("--new needs --project PATH (the project file to create)")
+        return None
+    checked = _check_file(path, "--project", PROJECT_SCHEMA)
+    if new:
+        if checked.exists():
+            raise UsageError(f"--project {checked}: already exists; drop --new to open it")
+        from manual_slop.documents import Documents
+
+        try:
+            Documents.create_project(checked)
+        except OSError as exc:
+            raise UsageError(f"--project {checked}: cannot be created ({exc.strerror or exc})") from None
+    elif not checked.exists():
+        raise UsageError(f"--project {checked}: does not exist; create it with --new, or check the path")
+    return checked
 
 
 def _check_port_file(path: Path, flag: str) -> Path:
@@ -158,8 +198,8 @@ class _RedactingFilter(logging.Filter):
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        config_file = _check_file(args.config or Path("config.toml"), "--config")
-        project_file = _check_file(args.project, "--project") if args.project else None
+        config_file = _check_file(args.config or Path("config.toml"), "--config", GLOBAL_SCHEMA)
+        project_file = _project_file(args.project, args.new)
         log_dir = _check_log_dir(args.log_dir) if args.log_dir else None
         port_file = _check_port_file(args.port_file, "--port-file") if args.port_file else None
         token_file = _check_port_file(args.token_file, "--token-file") if args.token_file else None
@@ -214,7 +254,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             "hook.require_token is false — any local user and any local program can drive the app"
         )
 
+    signalled = [0]
+
     def on_signal(signum: int, frame: FrameType | None) -> None:
+        # The first Ctrl+C / SIGTERM stops cleanly (requests cancelled, files saved) within
+        # about two seconds; a second one means now: nothing is waited for.
+        signalled[0] += 1
+        if signalled[0] > 1:
+            os.write(2, f"{PROG}: second interrupt: exiting at once (nothing more is saved)\n".encode())
+            os._exit(130 if signum == signal.SIGINT else 143)
         controller.request_stop_from_signal()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -240,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if hook_server is not None:
             _stop_hook_server(hook_server, port_file, token_file)
         leftovers = controller.shutdown()
-        ai_client.cleanup()  # server-side caches are deleted, connections closed
+        ai_client.cleanup(timeout=1.0)  # stops a send still running; caches deleted, connections closed
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         root.removeHandler(app_log)

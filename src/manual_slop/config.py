@@ -277,6 +277,17 @@ class TomlFile:
     def label(self) -> str:
         return self.path.name
 
+    def foreign_tables(self) -> list[str]:
+        """Top-level tables of the file that its schema does not know (``[]`` when the file is
+        missing or does not parse): a file with any is another program's (``pyproject.toml``,
+        ``.cargo/config.toml``), which the app must neither repair nor overwrite."""
+        try:
+            raw = tomllib.loads(self.path.read_bytes().decode("utf-8"))
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return []
+        known = {key.split(".", 1)[0] for key in self.schema}
+        return sorted(key for key in raw if key not in known)
+
     def load(self) -> LoadResult:
         """Read and repair the file; a missing file gives the defaults."""
         sweep_stale_temps(self.path)

@@ -35,7 +35,6 @@ from typing import Any, Protocol
 from manual_slop.automation import (
     ActionRegistry,
     AutomationError,
-    FeatureUnavailable,
     FieldRegistry,
     InvalidValue,
     SelectorRegistry,
@@ -44,9 +43,11 @@ from manual_slop.clutch import ExecutionClutch
 from manual_slop.config import (
     CREDENTIAL_ENV_VARS,
     GLOBAL_SCHEMA,
+    PROJECT_SCHEMA,
     PROVIDER_NAMES,
     AppPaths,
     Credentials,
+    TomlFile,
 )
 from manual_slop.context.service import ContextService
 from manual_slop.dialogs import Decision, PendingDialog
@@ -55,6 +56,7 @@ from manual_slop.events import AsyncEventQueue, EventJournal, UserRequestEvent
 from manual_slop.hooks.token import resolve_hook_auth, runtime_dir
 from manual_slop.perf import PerformanceMonitor
 from manual_slop.redaction import Redactor, known_secrets
+from manual_slop.request_flow import RequestFlow
 from manual_slop.requests import RequestBoard, RequestRecord
 from manual_slop.schema import Problem
 from manual_slop.session_log import SessionLog
@@ -68,6 +70,7 @@ __all__ = ["AppController", "ChatBackend", "LaunchOptions", "RequestRecord"]
 log = logging.getLogger(__name__)
 
 STALL_LIMIT_MS = 2000.0  # a frame loop silent for longer is reported unhealthy
+CANCEL_SETTLE_S = 1.2  # at shutdown, how long cancelled requests get to hand in their partial answers
 
 
 class ChatBackend(Protocol):
@@ -167,8 +170,7 @@ class AppController:
         self._comms_seq = itertools.count(1)
         self._tool_seq = itertools.count(1)
         self.requests = RequestBoard()
-        self._session_lock = threading.Lock()
-        self._session_discussion: str | None = None  # discussion the provider session belongs to
+        self.flow = RequestFlow(self)
 
         # -- automation registries ---------------------------------------------------------
         self.fields = FieldRegistry()
@@ -259,60 +261,17 @@ class AppController:
 
     def _route_user_request(self, event: UserRequestEvent) -> None:
         # A task, not an await: the router keeps routing while the request is in flight.
-        self._loop.create_task(self._run_request(event))
+        self._loop.create_task(self.flow.run(event))
 
-    async def _run_request(self, event: UserRequestEvent) -> None:
-        self.update_request(event.request_id, state="running")
-        try:
-            text = await self._loop.run_in_executor(self._executor, self._send_blocking, event)
-            payload = {"request_id": event.request_id, "text": text, "status": "done"}
-        except Exception as exc:
-            message = exc.ui_message() if hasattr(exc, "ui_message") else f"{type(exc).__name__}: {exc}"
-            log.warning("request %s failed: %s", event.request_id, message)
-            payload = {"request_id": event.request_id, "text": message, "status": "error", "error": message}
-        payload["discussion"] = event.discussion
-        await self.event_queue.put("response", payload)
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The asyncio worker's loop (request runs are its tasks)."""
+        return self._loop
 
-    def _send_blocking(self, event: UserRequestEvent) -> str:
-        backend = self._backend
-        if backend is None:
-            raise RuntimeError("no AI backend is configured")
-        backend.apply_settings(event.settings)
-        with self._session_lock:
-            # The provider's conversation belongs to one discussion: a send from another
-            # discussion (or take) starts a fresh session, so no turns leak between them.
-            if self._session_discussion not in (None, event.discussion):
-                backend.reset_session()
-            self._session_discussion = event.discussion
-        md_content, file_items = event.stable_md, event.file_items
-        if event.context is not None:  # aggregate here, on the request thread, not the main thread
-            compiled = self.context.compile(event.context, "send", extra={"request_id": event.request_id})
-            md_content, file_items = compiled.markdown, compiled.file_items
-        extras = self._send_extras(event)
-        if event.context is not None:  # the context's own refresher: changed files in their views
-            extras["refresher"] = compiled.refresher(self.context.cache)
-        return backend.send(
-            md_content,
-            event.prompt,
-            base_dir=event.base_dir,
-            file_items=file_items,
-            discussion_history=event.disc_text,
-            **extras,
-        )
-
-    def _send_extras(self, event: UserRequestEvent) -> dict[str, Any]:
-        """Tools context (approvals through the clutch) and streaming into the response view."""
-        from manual_slop.tools.approval import build_execution_context
-
-        context = build_execution_context(self)  # reads the project through call_on_main
-        seq = itertools.count()
-
-        def stream(text: str) -> None:
-            self.post_gui_task(
-                {"action": "ai_stream_chunk", "request_id": event.request_id, "seq": next(seq), "text": text}
-            )
-
-        return {"context": context, "pre_tool_callback": context.pre_tool_callback, "stream_callback": stream}
+    @property
+    def executor(self) -> DaemonThreadExecutor:
+        """Where blocking provider calls run."""
+        return self._executor
 
     # =====================================================================================
     # posting from any thread
@@ -545,31 +504,13 @@ class AppController:
     # requests (main thread starts them; any thread reads their status)
     # =====================================================================================
     def submit_user_message(self, prompt: str) -> str:
-        """Gen + Send: compile context and queue the request for the asyncio worker."""
-        if self._backend is None:
-            raise FeatureUnavailable("no AI provider is available yet (the AI client is not wired)")
-        request_id = uuid.uuid4().hex
-        state = self.state
-        disc_text = self.discussion_text()
-        event = UserRequestEvent(
-            prompt=prompt,
-            stable_md="",  # compiled from ``context`` on the request thread
-            file_items=[],
-            disc_text=disc_text,
-            base_dir=str(self.base_dir()),
-            request_id=request_id,
-            settings=self.ai_settings(),
-            context=self.context.request(),
-            discussion=state.active_discussion,
-        )
-        self.requests.add(request_id, prompt)
-        if state.auto_add:
-            self.context.discussions.append(_role(state, 0, "User"), prompt, label="send: user message")
-        state.active_request_id = request_id
-        self.set_ai_status("sending...")
-        if not self.event_queue.put_threadsafe("user_request", event):
-            self.update_request(request_id, state="error", error="the app is shutting down")
-        return request_id
+        """Gen + Send (main thread): see :class:`~manual_slop.request_flow.RequestFlow`."""
+        return self.flow.submit(prompt)
+
+    def cancel_request(self, request_id: str, reason: str = "stopped by the user") -> str:
+        """Stop a request (any thread); its state afterwards. LookupError / ValueError when
+        unknown / already ended."""
+        return self.flow.cancel(request_id, reason)
 
     def request_status(self, request_id: str) -> dict[str, Any] | None:
         return self.requests.status(request_id)
@@ -679,6 +620,11 @@ class AppController:
         target = project_file.expanduser().resolve()
         if not target.is_file():
             raise InvalidValue(f"project file {target} does not exist")
+        if target.suffix.lower() != ".toml":
+            raise InvalidValue(f"a project file must end in .toml, got {target.name}")
+        foreign = TomlFile(target, PROJECT_SCHEMA).foreign_tables()
+        if foreign:
+            raise InvalidValue(f"{target} is not a Manual Slop project (it has [{'], ['.join(foreign[:4])}])")
         for guard in self._switch_guards:
             reason = guard()
             if reason:
@@ -741,12 +687,24 @@ class AppController:
     def should_stop(self) -> bool:
         return self._stop_signalled or self.stop_requested.is_set()
 
+    def _settle_requests(self, until: float) -> None:
+        """Run frames until every cancelled request delivered its response (the partial answer
+        reaches the discussion before it is saved), or ``until``."""
+        if not self.on_main_thread():
+            return
+        while self.requests.unfinished() and time.monotonic() < until:
+            self.process_pending()
+            self.wait_for_work(0.02)
+        self.process_pending()
+
     def shutdown(self, timeout: float = 2.0) -> list[str]:
         """Stop threads, flush both configs, close the session; returns names of threads left alive."""
         if self._shut_down:
             return []
         self._shut_down = True
         deadline = time.monotonic() + timeout
+        if self.flow.cancel_all("the app is shutting down"):  # providers let go within a second
+            self._settle_requests(min(deadline, time.monotonic() + CANCEL_SETTLE_S))
         for hook in self._shutdown_hooks:  # features stop their threads while the clutch still works
             try:
                 hook()
@@ -783,6 +741,3 @@ class AppController:
 def _timestamp() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S")
 
-
-def _role(state: AppState, index: int, fallback: str) -> str:
-    return state.discussion_roles[index] if len(state.discussion_roles) > index else fallback

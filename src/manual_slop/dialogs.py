@@ -61,6 +61,7 @@ class Decider(StrEnum):
     POLICY = "policy"
     TIMEOUT = "timeout"
     SHUTDOWN = "shutdown"
+    CANCEL = "cancel"  # the request that asked was stopped
 
 
 class DialogPayloadError(ValueError):

@@ -1,7 +1,8 @@
-"""Gen + Send requests as automation sees them: queued → running → done | error.
+"""Gen + Send requests as automation sees them: queued → running → done | error | cancelled.
 
-The board is written by the main thread and the asyncio worker and read by the Hook API's
-threads, so every access takes its lock.
+A request being stopped is ``cancelling`` until its provider let go. The board is written by
+the main thread, the asyncio worker and (for a cancel) any thread, and read by the Hook
+API's threads, so every access takes its lock.
 """
 
 from __future__ import annotations
@@ -11,7 +12,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["RequestBoard", "RequestRecord"]
+from manual_slop.cancel import CancelToken
+
+__all__ = ["FINISHED_STATES", "RequestBoard", "RequestRecord"]
+
+FINISHED_STATES = frozenset({"done", "error", "cancelled"})
 
 
 @dataclass(slots=True)
@@ -20,7 +25,8 @@ class RequestRecord:
 
     request_id: str
     prompt: str
-    state: str = "queued"  # queued | running | done | error
+    cancel: CancelToken = field(default_factory=CancelToken)
+    state: str = "queued"  # queued | running | cancelling | done | error | cancelled
     response: str | None = None
     error: str | None = None
     created: float = field(default_factory=time.time)
@@ -37,9 +43,9 @@ class RequestBoard:
         self._lock = threading.Lock()
         self._records: dict[str, RequestRecord] = {}
 
-    def add(self, request_id: str, prompt: str) -> None:
+    def add(self, request_id: str, prompt: str, cancel: CancelToken | None = None) -> None:
         with self._lock:
-            self._records[request_id] = RequestRecord(request_id, prompt)
+            self._records[request_id] = RequestRecord(request_id, prompt, cancel or CancelToken())
 
     def update(self, request_id: str, **changes: Any) -> None:
         with self._lock:
@@ -48,7 +54,29 @@ class RequestBoard:
                 for key, value in changes.items():
                     setattr(record, key, value)
 
+    def mark_cancelling(self, request_id: str) -> None:
+        """A stop was asked: ``cancelling`` unless the request already ended."""
+        with self._lock:
+            record = self._records.get(request_id)
+            if record is not None and record.state not in FINISHED_STATES:
+                record.state = "cancelling"
+
     def status(self, request_id: str) -> dict[str, Any] | None:
         with self._lock:
             record = self._records.get(request_id)
             return record.to_dict() if record else None
+
+    def state(self, request_id: str) -> str | None:
+        with self._lock:
+            record = self._records.get(request_id)
+            return record.state if record else None
+
+    def token(self, request_id: str) -> CancelToken | None:
+        with self._lock:
+            record = self._records.get(request_id)
+            return record.cancel if record else None
+
+    def unfinished(self) -> list[str]:
+        """Ids of the requests that have not ended, oldest first."""
+        with self._lock:
+            return [r.request_id for r in self._records.values() if r.state not in FINISHED_STATES]

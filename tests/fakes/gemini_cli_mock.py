@@ -10,7 +10,7 @@ argv and stdin in ``SCRIPT.json.calls`` (JSON-L) and prints JSON-L events:
     → tool_use / tool_result (tools the CLI ran itself) → result (status, stats)
 
 A turn is ``{"text": str, "chunks": [str], "tool_uses": [{"name", "args", "output"}],
-"error": {"message", "status"}, "exit": int, "stderr": str, "delay": s}``, plus, for the
+"error": {"message", "status"}, "exit": int, "stderr": str, "delay": s, "chunk_delay": s}``, plus, for the
 adapter's failure paths: ``"ask_wait": s`` (hold a bridge ask marker in
 ``$SLOP_BRIDGE_ASKS`` that long, as a bridge waiting for a human does), ``"garbage": str``
 (print a line that is not JSON), ``"child": true`` (start a ``sleep 60`` child first, whose
@@ -135,7 +135,9 @@ def main(argv: list[str]) -> int:
         )
     text = turn.get("text", "")
     chunks = turn.get("chunks") or [text[i : i + 5] for i in range(0, len(text), 5)]
-    for chunk in chunks:
+    for index, chunk in enumerate(chunks):
+        if index and turn.get("chunk_delay"):
+            time.sleep(float(turn["chunk_delay"]))
         _emit({"type": "message", "role": "assistant", "content": chunk, "delta": True})
     if turn.get("no_result"):
         return int(turn.get("exit", 0))

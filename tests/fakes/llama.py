@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -30,8 +31,14 @@ class FakeLlamaServer:
 
     listening_address = "http://127.0.0.1:0"
 
-    def __init__(self, turns: list[str | LlamaError | dict[str, Any]] | None = None, seed: int = 7) -> None:
+    def __init__(
+        self,
+        turns: list[str | LlamaError | dict[str, Any]] | None = None,
+        seed: int = 7,
+        token_delay: float = 0.0,
+    ) -> None:
         self._turns: deque[str | LlamaError | dict[str, Any]] = deque(turns or [])
+        self.token_delay = token_delay  # seconds between two streamed tokens (a slow model)
         self._random = random.Random(seed)
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
@@ -72,6 +79,8 @@ class FakeLlamaServer:
                 }
             )
             for piece in self.tokens(turn):
+                if self.token_delay:
+                    time.sleep(self.token_delay)
                 chunk = {"index": 0, "delta": {"content": piece}, "finish_reason": None}
                 if callback({**base, "object": "chat.completion.chunk", "choices": [chunk]}):
                     self.stopped_early += 1

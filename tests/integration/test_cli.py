@@ -153,3 +153,55 @@ def test_bad_input_exits_2_with_one_clear_line(tmp_path: Path, args: list[str], 
 def test_version_and_help(tmp_path: Path) -> None:
     assert run(["--version"], tmp_path).stdout.startswith("sloppy ")
     assert "--enable-test-hooks" in run(["--help"], tmp_path).stdout
+
+
+def _generating(tmp_path: Path) -> tuple[subprocess.Popen[str], ApiHookClient, str]:
+    """The headless app on the offline model, in the middle of a long answer."""
+    proc = start(["--headless", "--config", str(tmp_path / "config.toml")], tmp_path)
+    wait_until_running(proc)
+    assert proc.stdout is not None
+    client = ApiHookClient(proc.stdout.readline().split()[-1])
+    request_id = client.send("Write a very long story about a dragon, a knight and a castle.")
+    deadline = time.monotonic() + 60
+    while len(client.get_value("ai_response")) < 20:  # tokens are streaming
+        assert time.monotonic() < deadline, client.request_status(request_id)
+        time.sleep(0.05)
+    return proc, client, request_id
+
+
+def test_ctrl_c_in_the_middle_of_a_local_answer_exits_cleanly_within_two_seconds(tmp_path: Path) -> None:
+    proc, client, _ = _generating(tmp_path)
+    try:
+        asked = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=5)
+        elapsed = time.monotonic() - asked
+    finally:
+        client.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+    stderr = proc.stderr.read()
+    assert code == 0 and elapsed < 2.0, (elapsed, stderr)
+    assert "stopped cleanly" in stderr
+    history = tomllib.loads((tmp_path / "manual_slop_history.toml").read_text())
+    last = history["discussions"]["main"]["history"][-1]
+    assert last["content"].endswith("[cut: the app is shutting down]")  # the partial answer was kept
+
+
+def test_a_second_ctrl_c_exits_at_once(tmp_path: Path) -> None:
+    proc, client, _ = _generating(tmp_path)
+    try:
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.03)  # the first is being handled (a clean stop takes a few hundred ms)
+        asked = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=5)
+        elapsed = time.monotonic() - asked
+    finally:
+        client.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+    assert code == 130 and elapsed < 0.5, elapsed
+    assert "second interrupt: exiting at once" in proc.stderr.read()

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from manual_slop.automation import FeatureUnavailable, InvalidValue, ReadOnlyField, UnknownName
+from manual_slop.cancel import RequestCancelled
 from manual_slop.dialogs import ConfirmDialog
 from manual_slop.headless import HeadlessTicker
 from manual_slop.tasks import TaskState
@@ -240,8 +241,14 @@ class FakeBackend:
 
     def send(self, md_content, user_message, **kwargs):
         self.calls.append({"md": md_content, "message": user_message, **kwargs})
-        if self.gate is not None and not self.gate.wait(10):
-            raise TimeoutError("gate never opened")
+        cancel = kwargs.get("cancel")
+        if self.gate is not None:
+            deadline = time.monotonic() + 10
+            while not self.gate.wait(0.01):  # like a provider: a cancel ends the wait
+                if cancel is not None and cancel.cancelled:
+                    raise RequestCancelled(cancel.reason, partial="half an ans")
+                if time.monotonic() > deadline:
+                    raise TimeoutError("gate never opened")
         if self.fail:
             raise ConnectionError("fake provider is down")
         return self.reply

@@ -31,6 +31,7 @@ from manual_slop.ai.refresh import FileRefresher, Refresher
 from manual_slop.ai.retry import RetryPolicy
 from manual_slop.ai.tool_loop import LoopSetup, ToolLoop
 from manual_slop.ai.transcript import Conversation
+from manual_slop.cancel import CancelToken, RequestCancelled
 from manual_slop.config import DEFAULT_MODELS, PROVIDER_NAMES, Secret
 from manual_slop.events import EventEmitter
 from manual_slop.tools.registry import ExecutionContext, PreToolCallback, ToolRegistry
@@ -136,6 +137,7 @@ class AIClient:
         self._conversations: dict[str, Conversation] = {}
         self._abort = threading.Event()  # set by cleanup(): waits end early
         self._current = ("", "")  # (provider, model) of the call being logged
+        self._active_cancel: CancelToken | None = None  # the token of the send in flight
 
     # =====================================================================================
     # callbacks and logging
@@ -369,11 +371,13 @@ class AIClient:
         system_prompt: str | None = None,
         tier: str | None = None,
         refresher: Refresher | None = None,
+        cancel: CancelToken | None = None,
     ) -> str:
         """Send ``user_message`` with ``md_content`` as context; returns the model's final text.
 
         ``refresher`` reports files that changed after each tool round (default: a
-        :class:`FileRefresher` over ``file_items``).
+        :class:`FileRefresher` over ``file_items``). ``cancel`` stops the send: it raises
+        :class:`~manual_slop.cancel.RequestCancelled` with the answer as far as it got.
 
         Raises ProviderError (classified; ``ui_message()`` for the user) when every provider
         in the chain failed, ConfigurationError for unusable settings.
@@ -400,6 +404,7 @@ class AIClient:
                     system_prompt=system_prompt,
                     keep_history=True,
                     refresher=refresher,
+                    cancel=cancel,
                 )
             finally:
                 set_current_tier(previous_tier)
@@ -423,10 +428,13 @@ class AIClient:
         system_prompt: str | None,
         keep_history: bool,
         refresher: Refresher | None = None,
+        cancel: CancelToken | None = None,
     ) -> str:
         with self._settings_lock:
             settings = self.settings.copy()
         self._abort.clear()
+        cancel = cancel if cancel is not None else CancelToken()
+        self._active_cancel = cancel  # cleanup() stops it
         self.last_usage = Usage()
         redact = self.redact_callback or _unchanged
         if rag_engine is not None:
@@ -442,6 +450,8 @@ class AIClient:
         refresher = refresher if refresher is not None else FileRefresher(file_items, base_dir)
         chain = self._chain(settings)
         exec_context = self._exec_context(context, base_dir, pre_tool_callback) if enable_tools else None
+        if exec_context is not None and exec_context.abort is not None:
+            cancel.on_cancel(exec_context.abort.set)  # running and pending tool calls stop too
         last_error: AIError | None = None
         for index, name in enumerate(chain):
             config = settings.config_for(name)
@@ -464,6 +474,7 @@ class AIClient:
                 trunc_limit=settings.history_trunc_limit,
                 refresher=refresher,
                 redact=redact,
+                cancel=cancel,
                 stream=StreamSink(
                     stream_callback
                     if stream_callback is not None
@@ -489,6 +500,8 @@ class AIClient:
             )
             try:
                 return ToolLoop(provider, conversation, setup).run()
+            except RequestCancelled:
+                raise  # a stop is not a failure: no fallback
             except AIError as error:
                 last_error = error
                 if index + 1 < len(chain):
@@ -580,15 +593,26 @@ class AIClient:
             self.last_usage = Usage()
         self._append_comms("OUT", "notice", {"message": "session reset"})
 
-    def cleanup(self) -> None:
-        """Delete server-side caches and close connections (at shutdown)."""
+    def cleanup(self, timeout: float = 2.0) -> None:
+        """Stop the send in flight, delete server-side caches and close connections (at shutdown).
+
+        Waits at most ``timeout`` s for the send to end; a send that does not is left to die
+        with the process (its caches are not deleted), so quitting never hangs on a model."""
         self._abort.set()  # a send waiting to retry gives up
-        with self._send_lock:
+        active = self._active_cancel
+        if active is not None:
+            active.cancel("the app is shutting down")
+        if not self._send_lock.acquire(timeout=timeout):
+            log.warning("a send did not stop within %.1f s; server-side caches were not deleted", timeout)
+            return
+        try:
             for provider in self._providers.values():
                 try:
                     provider.cleanup()
                 finally:
                     provider.close()
+        finally:
+            self._send_lock.release()
 
     def cache_info(self) -> dict[str, Any]:
         """Server-side cache state of each provider that has one (Gemini: name, age, file paths)."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from manual_slop.cancel import CancelToken
 from manual_slop.tools.registry import ToolCall, ToolStatus
 
 __all__ = [
@@ -157,21 +158,29 @@ class StreamSink:
         self._callback = callback
         self.chars = 0  # emitted since the last restart
         self.chunks = 0
+        self._parts: list[str] = []  # since the last restart: the partial answer of a cut call
 
     @property
     def active(self) -> bool:
         return self._callback is not None
 
+    @property
+    def text(self) -> str:
+        """What this attempt emitted so far (the answer as far as it got)."""
+        return "".join(self._parts)
+
     def emit(self, text: str) -> None:
         if text and self._callback is not None:
             self.chars += len(text)
             self.chunks += 1
+            self._parts.append(text)
             self._callback(text)
 
     def restart(self) -> None:
         if self.chars:
             self.emit("\n\n[connection lost; retrying]\n\n")
         self.chars = 0
+        self._parts = []
 
 
 @dataclass(slots=True)
@@ -195,6 +204,7 @@ class ModelRequest:
     context_files: list[str] = field(default_factory=list)  # paths the context was built from
     workdir: str = "."
     on_tool_call: Callable[[dict[str, Any]], Any] | None = None
+    cancel: CancelToken = field(default_factory=CancelToken)  # the request's; providers stop on it
 
     @property
     def tools_enabled(self) -> bool:

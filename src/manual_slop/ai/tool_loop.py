@@ -5,6 +5,7 @@
     repair the history, add the user's message
     ask the model (compact + trim history first; retries with backoff)
     while the answer has tool calls:
+        cancelled?                     -> RequestCancelled (the partial answer kept)
         abort flag set?                -> stop
         rounds used up / 500 KB spent? -> grace round: calls answered "not executed"
         else                           -> run the round's calls concurrently
@@ -17,6 +18,11 @@ At most :data:`MAX_TOOL_ROUNDS` rounds execute tools; after that, :data:`GRACE_R
 more model calls are made with tools switched off to get a final answer. A model
 mistake (unknown tool, bad arguments, a malformed XML block) comes back to the model as
 an error output, never as an exception.
+
+The request's :class:`~manual_slop.cancel.CancelToken` is checked before every model
+call, waited on between retries, current (``cancel_scope``) while a provider works, and
+sets the tools' abort flag: a cancel ends the loop with
+:class:`~manual_slop.cancel.RequestCancelled` carrying the answer as far as it got.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from manual_slop.ai.providers.base import Provider
 from manual_slop.ai.refresh import Refresher
 from manual_slop.ai.retry import RetryPolicy, call_with_retries
 from manual_slop.ai.transcript import Conversation, estimate_tokens
+from manual_slop.cancel import CancelToken, RequestCancelled, cancel_scope
 from manual_slop.events import EventEmitter
 from manual_slop.tools.registry import ExecutionContext, ToolCall, ToolRegistry, ToolStatus
 
@@ -95,6 +102,7 @@ class LoopSetup:
     on_tool_call: Callable[[dict[str, Any]], Any] | None = None  # logs such a provider's tool calls
     # the app's redactor: every tool output and refresh block passes it before the model sees it
     redact: Callable[[str], str] = field(default=lambda text: text)
+    cancel: CancelToken = field(default_factory=CancelToken)
 
 
 class ToolLoop:
@@ -108,6 +116,7 @@ class ToolLoop:
         self.grace = 0  # model calls made after the budget was spent
         self.output_bytes = 0
         self._warned = False
+        self._answer = ""  # the text of the last complete model answer (a cancel keeps it)
 
     @property
     def tools_enabled(self) -> bool:
@@ -134,6 +143,7 @@ class ToolLoop:
             if self.setup.abort is not None and self.setup.abort.is_set():
                 self.setup.log("IN", "notice", {"message": "aborted: the remaining tool calls were not run"})
                 self.conversation.add(Message.tool(_answer_all(reply.tool_calls, "the request was aborted")))
+                self.setup.cancel.check(reply.text)  # stopped from outside: the request ends cancelled
                 return reply.text or "(aborted before the model finished)"
             if self._spent():
                 self.grace += 1
@@ -160,6 +170,7 @@ class ToolLoop:
     # -- one model call ----------------------------------------------------------------------
     def _ask(self, choice: ToolChoice) -> ModelReply:
         setup = self.setup
+        setup.cancel.check(self._answer)
         if self.conversation.compact(setup.trunc_limit):
             setup.log("OUT", "history", {"compacted": True, "trunc_limit": setup.trunc_limit})
         declarations = self._declarations() if self.tools_enabled else None
@@ -180,6 +191,7 @@ class ToolLoop:
             context_files=setup.refresher.paths(),
             workdir=setup.base_dir,
             on_tool_call=setup.on_tool_call,
+            cancel=setup.cancel,
         )
         last = request.messages[-1]
         setup.log(
@@ -212,14 +224,21 @@ class ToolLoop:
             )
             setup.stream.restart()
 
+        def wait(seconds: float) -> bool:  # a cancel ends the backoff at once
+            return setup.cancel.wait(seconds) or setup.wait(0)
+
         try:
             reply = call_with_retries(
-                lambda: self.provider.generate(request), setup.retry, on_retry=on_retry, wait=setup.wait
+                lambda: self._generate(request), setup.retry, on_retry=on_retry, wait=wait
             )
+        except RequestCancelled:
+            setup.log("IN", "notice", {"message": f"cancelled: {setup.cancel.reason}"})
+            raise
         except ProviderError as error:
             setup.log("IN", "error", {"kind": str(error.kind), "status": error.status, "error": error.detail})
             raise
         latency_ms = round((time.monotonic() - started) * 1000.0, 1)
+        self._answer = reply.text
         setup.usage.add(reply.usage)
         setup.log(
             "IN",
@@ -240,6 +259,22 @@ class ToolLoop:
             latency_ms=latency_ms,
         )
         return reply
+
+    def _generate(self, request: ModelRequest) -> ModelReply:
+        """One provider call under the request's cancel token; a failure caused by a cancel
+        (a socket shut down, a process killed) is the cancel, never a retryable error."""
+        cancel = self.setup.cancel
+        with cancel_scope(cancel):
+            try:
+                reply = self.provider.generate(request)
+            except ProviderError:
+                cancel.check(self._partial(request))
+                raise
+        cancel.check(self._partial(request, reply.text))
+        return reply
+
+    def _partial(self, request: ModelRequest, text: str = "") -> str:
+        return text or request.stream.text or self._answer
 
     def _declarations(self) -> Callable[[str], list[dict[str, Any]]]:
         registry = self.setup.registry

@@ -342,6 +342,16 @@ class HookApi:
             raise NotFound(f"no request {request_id!r}")
         return status
 
+    def cancel_request(self, call: Call) -> dict[str, Any]:
+        request_id = call.params["id"]
+        try:
+            state = self.ctrl.cancel_request(request_id)
+        except LookupError:
+            raise NotFound(f"no request {request_id!r}") from None
+        except ValueError as exc:
+            raise Conflict(str(exc)) from None
+        return {"request_id": request_id, "state": state}
+
     def session(self, call: Call) -> dict[str, Any]:
         def read() -> dict[str, Any]:
             state = self.ctrl.state
@@ -416,6 +426,9 @@ class HookApi:
                   self.send, "RequestId", request="SendRequest", errors=(408, 409)),
             Route("GET", "/api/requests/{id}", "getRequest", "State and response of a sent request",
                   self.request_status, "RequestStatus", errors=(404,)),
+            Route("POST", "/api/requests/{id}/cancel", "cancelRequest",
+                  "Stop a request: it ends as cancelled within a second, its partial answer kept",
+                  self.cancel_request, "CancelledRequest", errors=(404, 409)),
             Route("GET", "/api/comms", "getComms", "Comms log entries after a seq",
                   self.comms, "LogPage", query=(_SINCE, _LOG_LIMIT), errors=(408, 409)),
             Route("GET", "/api/tool_calls", "getToolCalls", "Tool-call log entries after a seq",

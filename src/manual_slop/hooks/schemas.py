@@ -194,11 +194,12 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
     "RequestId": _obj({"request_id": _STR}),
     "RequestStatus": _obj(
         {
-            "state": {"enum": ["queued", "running", "done", "error"]},
+            "state": {"enum": ["queued", "running", "cancelling", "done", "error", "cancelled"]},
             "response": _NULLABLE_STR,
             "error": _NULLABLE_STR,
         }
     ),
+    "CancelledRequest": _obj({"request_id": _STR, "state": {"enum": ["cancelling", "cancelled"]}}),
     "LogPage": _obj(
         {
             "entries": {"type": "array", "items": _LOG_ENTRY},

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from manual_slop.cancel import CancelToken, RequestCancelled
 from manual_slop.mma.errors import Aborted
 from manual_slop.mma.models import TierUsage
 from manual_slop.threads import DaemonThreadExecutor
@@ -86,6 +87,7 @@ class TierClient(Protocol):
         base_dir: str = ".",
         enable_tools: bool = True,
         step_gate: StepGate | None = None,
+        cancel: CancelToken | None = None,
     ) -> str: ...
 
     def last_usage(self) -> TokenUsage: ...
@@ -135,17 +137,22 @@ class TierCaller:
         step_gate: StepGate | None = None,
         abort: threading.Event | None = None,
     ) -> str:
-        """Send once as ``tier`` in a fresh session; Aborted when ``abort`` is set first."""
+        """Send once as ``tier`` in a fresh session; Aborted when ``abort`` is set first. An abort
+        during the call stops the send itself (its cancel token), as the Stop button does."""
         if abort is not None and abort.is_set():
             raise Aborted(f"{tier} call aborted before it started")
+        token = CancelToken()
         future = self._executor.submit(
-            self._send, tier, md_content, message, model, base_dir, enable_tools, step_gate, abort
+            self._send, tier, md_content, message, model, base_dir, enable_tools, step_gate, abort, token
         )
         while True:
             try:
                 return future.result(timeout=POLL_S)
+            except RequestCancelled:
+                raise Aborted(f"{tier} call aborted: {token.reason}") from None
             except concurrent.futures.TimeoutError:
                 if abort is not None and abort.is_set():
+                    token.cancel(f"the {tier} call was aborted")  # the provider lets go within a second
                     raise Aborted(f"{tier} call aborted while waiting for the provider") from None
 
     def _send(
@@ -158,6 +165,7 @@ class TierCaller:
         enable_tools: bool,
         step_gate: StepGate | None,
         abort: threading.Event | None,
+        token: CancelToken,
     ) -> str:
         with self._session_lock:
             if abort is not None and abort.is_set():
@@ -173,6 +181,7 @@ class TierCaller:
                     base_dir=base_dir,
                     enable_tools=enable_tools,
                     step_gate=step_gate,
+                    cancel=token,
                 )
             finally:
                 usage = client.last_usage()
@@ -225,6 +234,7 @@ class AIClientAdapter:
         base_dir: str = ".",
         enable_tools: bool = True,
         step_gate: StepGate | None = None,
+        cancel: CancelToken | None = None,
     ) -> str:
         client = self._client
         if self._settings is not None:
@@ -244,6 +254,7 @@ class AIClientAdapter:
                 enable_tools=enable_tools,
                 pre_tool_callback=callback,
                 tier=getattr(self._local, "tier", None),
+                cancel=cancel,
                 **extra,
             )
         finally:

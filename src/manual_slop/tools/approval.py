@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from manual_slop.dialogs import ConfirmDialog, PendingDialog, ToolApprovalDialog
+from manual_slop.cancel import CancelToken
+from manual_slop.dialogs import ConfirmDialog, Decider, PendingDialog, ToolApprovalDialog
 from manual_slop.tools.registry import ApprovalRequest, ApprovalResult, ExecutionContext, PreToolCallback
 
 if TYPE_CHECKING:
@@ -35,8 +36,12 @@ __all__ = ["SCRIPT_TOOLS", "ProjectSnapshot", "build_execution_context", "make_p
 SCRIPT_TOOLS = frozenset({"run_shell", "run_powershell"})
 
 
-def make_pre_tool_callback(ctrl: AppController, base_dir: Path, tier: str | None = None) -> PreToolCallback:
-    """The approval callback for calls made on behalf of ``ctrl`` (``tier`` labels the dialogs)."""
+def make_pre_tool_callback(
+    ctrl: AppController, base_dir: Path, tier: str | None = None, cancel: CancelToken | None = None
+) -> PreToolCallback:
+    """The approval callback for calls made on behalf of ``ctrl`` (``tier`` labels the dialogs).
+    When the request's ``cancel`` token fires, a dialog still waiting is rejected (decider
+    ``cancel``): a stopped request leaves nothing pending."""
 
     def callback(request: ApprovalRequest) -> ApprovalResult:
         call = request.call
@@ -46,7 +51,18 @@ def make_pre_tool_callback(ctrl: AppController, base_dir: Path, tier: str | None
         else:
             dialog = ToolApprovalDialog(call.name, dict(call.args), request.preview)
         dialog.source_tier = tier
-        decision = ctrl.request_approval(dialog)
+        unregister = (
+            cancel.on_cancel(
+                lambda: dialog.resolve(False, decider=Decider.CANCEL, reason="the request was stopped")
+            )
+            if cancel is not None
+            else None
+        )
+        try:
+            decision = ctrl.request_approval(dialog)
+        finally:
+            if unregister is not None:
+                unregister()
         if not decision.approved:
             return ApprovalResult(False, dict(call.args), decision.reason, abort=decision.abort)
         if isinstance(dialog, ConfirmDialog):
@@ -84,6 +100,7 @@ def build_execution_context(
     tier: str | None = None,
     abort: threading.Event | None = None,
     timeout: float = 5.0,
+    cancel: CancelToken | None = None,
 ) -> ExecutionContext:
     """A fresh context for one send: the allowlist rebuilt from the project, approvals through the
     clutch, tool calls logged. From another thread the state is read through ``call_on_main``
@@ -97,7 +114,7 @@ def build_execution_context(
     return ExecutionContext(
         base_dir=snapshot.base_dir,
         policy=policy,
-        pre_tool_callback=make_pre_tool_callback(ctrl, snapshot.base_dir, tier),
+        pre_tool_callback=make_pre_tool_callback(ctrl, snapshot.base_dir, tier, cancel),
         tier=tier,
         on_tool_call=ctrl.add_tool_call,
         abort=abort,

@@ -78,6 +78,7 @@ log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_OUTPUT_BYTES = 100_000
 TIMEOUT_GRACE_S = 0.5  # a timed-out handler may still hand back partial output this long
+ABORT_POLL_S = 0.1  # how often a running handler's wait checks the run's abort flag
 LOG_ARG_CHARS = 2_000  # string arguments longer than this are clipped in toolcalls.log
 DECLARATION_FORMATS: tuple[str, ...] = ("anthropic", "gemini", "openai")
 _NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -568,9 +569,10 @@ class ToolRegistry:
         started = time.monotonic()
         future = self._executor.submit(self._invoke, tool, args, run)
         try:
-            result, outcome = future.result(timeout=limit)
+            result, outcome = self._wait(future, run, ctx)
         except concurrent.futures.TimeoutError:
             run.cancelled.set()  # a cooperative handler (the shell) stops and reports what it had
+            aborted = ctx.abort is not None and ctx.abort.is_set()
             try:
                 result, outcome = future.result(timeout=TIMEOUT_GRACE_S)
             except concurrent.futures.TimeoutError:
@@ -579,6 +581,11 @@ class ToolRegistry:
                     "ask for less work or split it into smaller calls"
                 )
                 outcome = "failure"
+            if aborted:  # stopped from outside, not slow: say so (with what it printed so far)
+                result = ToolResult.rejected(
+                    f"the run was stopped while {tool.name} ran; it was interrupted\n{result.content}"
+                )
+                outcome = "neutral"
         elapsed = round((time.monotonic() - started) * 1000.0, 3)
         content = result.content
         if ctx.redact is not None:
@@ -591,6 +598,19 @@ class ToolRegistry:
             {**result.metadata, "execution_ms": elapsed, "truncated": truncated, "bytes": size},
         )
         return result, outcome
+
+    @staticmethod
+    def _wait(
+        future: concurrent.futures.Future[tuple[ToolResult, str]], run: ToolRun, ctx: ExecutionContext
+    ) -> tuple[ToolResult, str]:
+        """The handler's outcome; TimeoutError when its deadline passes or the run is aborted."""
+        while True:
+            slice_s = min(ABORT_POLL_S, run.remaining())
+            try:
+                return future.result(timeout=slice_s)
+            except concurrent.futures.TimeoutError:
+                if run.remaining() <= 0 or (ctx.abort is not None and ctx.abort.is_set()):
+                    raise
 
     def _invoke(self, tool: Tool, args: dict[str, Any], run: ToolRun) -> tuple[ToolResult, str]:
         try:

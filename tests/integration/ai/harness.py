@@ -239,7 +239,8 @@ class GeminiCliHarness(Harness):
     def push(self, *turns: Any) -> None:
         for turn in turns:
             if isinstance(turn, Reply):
-                self.cli.push(cli_turn(_xml_text(turn), chunks=turn.chunks))
+                extra = {"chunk_delay": turn.chunk_delay} if turn.chunk_delay else {}
+                self.cli.push(cli_turn(_xml_text(turn), chunks=turn.chunks, **extra))
             elif isinstance(turn, Fail):
                 error = {"message": f"scripted failure {turn.status}", "status": turn.status}
                 self.cli.push(cli_turn(error=error))

@@ -54,3 +54,74 @@ def test_the_local_listener_refuses_callers_without_its_key() -> None:
         assert refused.status_code == 401
     finally:
         client.cleanup()
+
+
+def _cancel_after(client: AIClient, message: str, ready, max_tokens: int = 2048) -> tuple[object, float, str]:
+    """Send ``message``; cancel once ``ready(chunks)`` holds; (outcome, seconds to stop, text streamed)."""
+    import time
+
+    from manual_slop.cancel import CancelToken
+
+    client.configure(max_tokens=max_tokens, temperature=0.0)
+    token = CancelToken()
+    chunks: list[str] = []
+    outcome: list[object] = []
+    ended: list[float] = []
+
+    def run() -> None:
+        try:
+            outcome.append(
+                client.send("", message, stream_callback=chunks.append, cancel=token, enable_tools=False)
+            )
+        except BaseException as exc:
+            outcome.append(exc)
+        ended.append(time.monotonic())
+
+    sender = threading.Thread(target=run)
+    sender.start()
+    deadline = time.monotonic() + 60
+    while not ready(chunks) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    asked = time.monotonic()
+    token.cancel("stopped by the test")
+    sender.join(10)
+    assert not sender.is_alive()
+    return outcome[0], ended[0] - asked, "".join(chunks)
+
+
+def test_a_long_answer_stops_between_tokens_within_a_second() -> None:
+    from manual_slop.cancel import RequestCancelled
+
+    client = AIClient()
+    client.set_provider("local")
+    try:
+        outcome, seconds, streamed = _cancel_after(
+            client, "Write a very long story about a dragon and a knight.", lambda c: len("".join(c)) > 40
+        )
+        assert isinstance(outcome, RequestCancelled) and seconds < 1.0, (outcome, seconds)
+        assert outcome.partial and outcome.partial.strip()[:20] in streamed
+        client.configure(max_tokens=8)
+        again = client.send("", "Say hello.", enable_tools=False)  # the model is free again
+        assert again.strip()
+    finally:
+        client.cleanup()
+
+
+def test_reading_a_long_prompt_stops_within_a_second() -> None:
+    """Before the first token: the server's progress after each prompt batch is the chance to stop."""
+    import time
+
+    from manual_slop.cancel import RequestCancelled
+
+    client = AIClient()
+    client.set_provider("local")
+    long_prompt = "Summarize this code.\n" + "def f(x):\n    return x + 1\n" * 250  # ~3,000 tokens
+    started = time.monotonic()
+    try:
+        outcome, seconds, streamed = _cancel_after(
+            client, long_prompt, lambda c: time.monotonic() - started > 1.5
+        )
+        assert isinstance(outcome, RequestCancelled) and seconds < 1.0, (outcome, seconds)
+        assert streamed == ""  # it was still reading the prompt
+    finally:
+        client.cleanup()

@@ -237,3 +237,43 @@ def test_commands_the_cli_runs_see_no_credential(
     assert "PATH=" in seen  # the output did reach the model...
     for secret in (other_key, "svc-token-value-0043", KEY, app.token):
         assert secret not in seen  # ...without a single credential
+
+
+def test_a_cancel_kills_the_cli_within_a_second(
+    real_cli: Path, gemini_fake: GeminiFake, rigs, tmp_path: Path
+) -> None:
+    """The fake answers nothing for 30 s: the CLI waits on it until the request is stopped."""
+    import threading
+    import time
+
+    import psutil
+
+    from manual_slop.cancel import CancelToken, RequestCancelled
+    from tests.fakes import Hang
+
+    gemini_fake.push(Hang(30))
+    rig: Rig = rigs(real_cli, gemini_fake)
+    token = CancelToken()
+    outcome: list[object] = []
+    ended: list[float] = []
+
+    def run() -> None:
+        try:
+            outcome.append(rig.client.send("", "a question", base_dir=str(tmp_path), cancel=token))
+        except BaseException as exc:
+            outcome.append(exc)
+        ended.append(time.monotonic())
+
+    sender = threading.Thread(target=run)
+    sender.start()
+    deadline = time.monotonic() + 30
+    while not gemini_fake.model_calls() and time.monotonic() < deadline:
+        time.sleep(0.05)  # the CLI started and its request reached the fake
+    assert gemini_fake.model_calls()
+    asked = time.monotonic()
+    token.cancel("stopped by the test")
+    sender.join(10)
+    assert not sender.is_alive() and ended[0] - asked < 1.0
+    assert isinstance(outcome[0], RequestCancelled)
+    node = [p for p in psutil.Process().children(recursive=True) if "node" in p.name()]
+    assert node == []  # its whole process tree is gone

@@ -88,6 +88,17 @@ def test_every_endpoint_answers_per_contract(hook_app_factory) -> None:
     assert backend.calls[0]["message"] == "ping"
     client.wait_for_value("ai_status", lambda v: v == "done")
 
+    backend.gate = threading.Event()  # the next request hangs until it is stopped
+    slow = client.send("think hard")
+    wait_until(lambda: len(backend.calls) == 2)  # the provider is working on it
+    assert client.cancel(slow) == {"request_id": slow, "state": "cancelling"}
+    stopped = client.wait_for_request(slow, timeout=5)
+    assert stopped["state"] == "cancelled" and stopped["response"].startswith("half an ans")
+    assert "[cut: stopped by the user]" in stopped["response"]
+    with pytest.raises(Conflict):
+        client.cancel(slow)
+    backend.gate = None
+
     for i in range(3):
         ctrl.add_comms_entry({"kind": "request", "n": i})
         ctrl.add_tool_call({"tool": "read_file", "n": i})
@@ -100,7 +111,12 @@ def test_every_endpoint_answers_per_contract(hook_app_factory) -> None:
 
     session = client.session()
     assert session["discussion"] == "main"
-    assert [(e["role"], e["content"]) for e in session["entries"]] == [("User", "ping"), ("AI", "pong")]
+    assert [(e["role"], e["content"]) for e in session["entries"]] == [
+        ("User", "ping"),
+        ("AI", "pong"),
+        ("User", "think hard"),
+        ("AI", "half an ans\n\n[cut: stopped by the user]"),  # the partial answer, marked as cut
+    ]
     client.add_session_entry("System", "note to self")
     assert client.session()["entries"][-1]["content"] == "note to self"  # read-your-writes
 

@@ -6,7 +6,7 @@ import manual_slop.hooks as hooks
 from manual_slop.hooks.errors import ErrorCode
 from tests.integration.hooks.conftest import HookApp
 
-# The endpoint table of the issue: a contract that tests pin.
+# The endpoint table of the issues: a contract that tests pin.
 CONTRACT = {
     ("GET", "/status"),
     ("GET", "/api/gui_health"),
@@ -20,6 +20,7 @@ CONTRACT = {
     ("POST", "/api/ask"),
     ("POST", "/api/send"),
     ("GET", "/api/requests/{id}"),
+    ("POST", "/api/requests/{id}/cancel"),  # issue 15: Stop
     ("GET", "/api/comms"),
     ("GET", "/api/tool_calls"),
     ("GET", "/api/session"),

@@ -85,6 +85,7 @@ class FakeTierClient:
         base_dir: str = ".",
         enable_tools: bool = True,
         step_gate: StepGate | None = None,
+        cancel: object = None,  # the real client's cancel token; the script decides here
     ) -> str:
         call = Call(
             getattr(self._local, "tier", None),

@@ -20,6 +20,7 @@ from typing import Any
 from manual_slop.ai.errors import ErrorKind, ProviderError, WireError
 from manual_slop.ai.messages import Message, ModelReply, ModelRequest, Role, ToolChoice, Usage
 from manual_slop.ai.providers.base import Provider, status_kind, transport_errors
+from manual_slop.ai.providers.transport import cancellable_client
 from manual_slop.ai.retry import parse_retry_after
 from manual_slop.tools.registry import ToolCall, ToolStatus
 
@@ -56,6 +57,9 @@ class AnthropicProvider(Provider):
             }
             if self.config.base_url:
                 options["base_url"] = self.config.base_url.rstrip("/")
+            # reads a cancel can interrupt (a stalled stream, a slow first byte)
+            endpoint = options.get("base_url") or "https://api.anthropic.com"
+            options["http_client"] = cancellable_client(endpoint, self.config.timeout_s, library="httpx2")
             self._client = anthropic.Anthropic(**options)
         return self._client
 

@@ -24,6 +24,7 @@ from typing import Any
 from manual_slop.ai.errors import ErrorKind, ProviderError, WireError
 from manual_slop.ai.messages import Message, ModelReply, ModelRequest, Role, ToolChoice, Usage
 from manual_slop.ai.providers.base import Provider, status_kind, transport_errors
+from manual_slop.ai.providers.transport import cancellable_client
 from manual_slop.ai.retry import parse_retry_after
 from manual_slop.ai.transcript import estimate_tokens
 from manual_slop.tools.registry import ToolCall
@@ -98,10 +99,15 @@ class GeminiProvider(Provider):
             from google import genai
             from google.genai import types
 
+            base_url = self.config.base_url.rstrip("/") or None
             http = types.HttpOptions(
                 api_version=str(self.config.options.get("api_version", "v1beta")),
                 timeout=int(self.config.timeout_s * 1000),
-                base_url=self.config.base_url.rstrip("/") or None,
+                base_url=base_url,
+                # reads a cancel can interrupt (a stalled stream, a slow first byte)
+                httpx_client=cancellable_client(
+                    base_url or "https://generativelanguage.googleapis.com", self.config.timeout_s
+                ),
             )
             self._client = genai.Client(api_key=self.config.key(), http_options=http)
         return self._client

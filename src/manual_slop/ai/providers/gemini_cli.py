@@ -63,6 +63,7 @@ from manual_slop.ai.xml_protocol import (
     render_results,
     render_text_messages,
 )
+from manual_slop.cancel import CancelToken
 from manual_slop.hooks.token import runtime_token_path
 from manual_slop.tools.shell import scrubbed_environment
 
@@ -216,7 +217,7 @@ class GeminiCliProvider(Provider):
         exit_code: int | None = None
         stderr = ""
         try:
-            exit_code, stderr = self._run(argv, stdin, env, request.workdir, call)
+            exit_code, stderr = self._run(argv, stdin, env, request.workdir, call, request.cancel)
         finally:
             self.hooks.cli_call(
                 {
@@ -229,6 +230,7 @@ class GeminiCliProvider(Provider):
                     "latency_ms": round((time.monotonic() - started) * 1000.0, 1),
                 }
             )
+        request.cancel.check(call.turn.text)  # a cancel killed the CLI: not an error of the CLI's
         if exit_code != 0 or call.status == "error":
             raise self.classify(_cli_error(exit_code, call.error, stderr))
         if call.status is None:
@@ -241,9 +243,16 @@ class GeminiCliProvider(Provider):
         return call.reply(self)
 
     def _run(
-        self, argv: list[str], stdin: str, env: dict[str, str], cwd: str, call: _CliCall
+        self,
+        argv: list[str],
+        stdin: str,
+        env: dict[str, str],
+        cwd: str,
+        call: _CliCall,
+        cancel: CancelToken | None = None,
     ) -> tuple[int, str]:
-        """Run the CLI, feeding each stdout line to ``call``; (exit code, stderr)."""
+        """Run the CLI, feeding each stdout line to ``call``; (exit code, stderr). A cancel kills
+        its whole process tree at once."""
         self.home.clear_asks()
         with tempfile.TemporaryFile() as err:
             try:
@@ -269,6 +278,7 @@ class GeminiCliProvider(Provider):
             for thread in threads:
                 thread.daemon = True
                 thread.start()
+            unregister = cancel.on_cancel(lambda: _kill_tree(proc)) if cancel is not None else None
             try:
                 self._read(proc, out, call)
                 try:
@@ -281,6 +291,8 @@ class GeminiCliProvider(Provider):
                 _kill_tree(proc)
                 raise
             finally:
+                if unregister is not None:
+                    unregister()
                 for thread in threads:
                     thread.join(5)
             err.seek(0)

@@ -1,5 +1,6 @@
-"""OpenAI-compatible chat completions over raw HTTP (``requests``): DeepSeek, MiniMax and any
-local or hosted server (Ollama, llama.cpp server, vLLM, LM Studio).
+"""OpenAI-compatible chat completions over raw HTTP (``httpx``, through the cancellable
+transport of :mod:`.transport`): DeepSeek, MiniMax and any local or hosted server (Ollama,
+llama.cpp server, vLLM, LM Studio).
 
 One implementation, three names: :class:`OpenAICompatibleProvider` speaks the protocol
 (``POST {base}/chat/completions``, JSON or SSE; ``GET {base}/models``);
@@ -30,6 +31,7 @@ from manual_slop.ai.messages import (
     invalid_call,
 )
 from manual_slop.ai.providers.base import Provider, status_kind
+from manual_slop.ai.providers.transport import cancellable_client
 from manual_slop.ai.retry import parse_retry_after
 from manual_slop.tools.registry import ToolCall
 
@@ -62,9 +64,7 @@ class OpenAICompatibleProvider(Provider):
     # -- connection --------------------------------------------------------------------------
     def _http(self) -> Any:
         if self._session is None:
-            import requests
-
-            self._session = requests.Session()
+            self._session = cancellable_client(self.base_url, self.config.timeout_s, CONNECT_TIMEOUT_S)
         return self._session
 
     def close(self) -> None:
@@ -135,21 +135,20 @@ class OpenAICompatibleProvider(Provider):
         if self.needs_api_key and not self.config.key():
             raise self.missing_key()
         body = self.payload(request)
+        url = f"{self.base_url}/chat/completions"
         try:
-            response = self._http().post(
-                f"{self.base_url}/chat/completions",
-                json=body,
-                headers=self._headers(),
-                timeout=(CONNECT_TIMEOUT_S, self.config.timeout_s),
-                stream=bool(body.get("stream")),
-            )
-            if response.status_code >= 400:
-                raise _wire_error(response)
             if body.get("stream"):
-                with response:  # a stream read to its end leaves the connection reusable
+                # a stream read to its end leaves the connection reusable
+                with self._http().stream("POST", url, json=body, headers=self._headers()) as response:
+                    if response.status_code >= 400:
+                        response.read()
+                        raise _wire_error(response)
                     _expect_event_stream(response)
                     return self._read_stream(response, request.stream)
-            return self._read_json(response)  # the body is read whole; the connection goes back to the pool
+            response = self._http().post(url, json=body, headers=self._headers())
+            if response.status_code >= 400:
+                raise _wire_error(response)
+            return self._read_json(response)
         except ProviderError:
             raise
         except Exception as exc:
@@ -228,13 +227,11 @@ class OpenAICompatibleProvider(Provider):
 
     # -- errors --------------------------------------------------------------------------------
     def classify(self, exc: BaseException) -> ProviderError:
-        import requests
+        import httpx
 
         if isinstance(exc, ProviderError):
             return exc
-        if isinstance(
-            exc, requests.Timeout | requests.ConnectionError | requests.exceptions.ChunkedEncodingError
-        ):
+        if isinstance(exc, httpx.TransportError):  # timeouts, refused or broken connections, cut bodies
             return self.error(ErrorKind.NETWORK, exc)
         if isinstance(exc, WireError):
             kind = self.code_kind(exc.code)
@@ -244,7 +241,7 @@ class OpenAICompatibleProvider(Provider):
                 kind = status_kind(exc.status)
             retry_after = parse_retry_after(exc.headers.get("retry-after"))
             return self.error(kind, exc, status=exc.status, retry_after=retry_after)
-        if isinstance(exc, requests.RequestException):
+        if isinstance(exc, httpx.HTTPError):
             return self.error(ErrorKind.NETWORK, exc)
         return self.error(ErrorKind.UNKNOWN, exc, retryable=False)
 
@@ -255,12 +252,8 @@ class OpenAICompatibleProvider(Provider):
 
     # -- models --------------------------------------------------------------------------------
     def list_models(self) -> list[str]:
-        import requests
-
         try:
-            response = requests.get(
-                f"{self.base_url}/models", headers=self._headers(), timeout=(CONNECT_TIMEOUT_S, 30.0)
-            )
+            response = self._http().get(f"{self.base_url}/models", headers=self._headers(), timeout=30.0)
             if response.status_code >= 400:
                 raise _wire_error(response)
             data = _json_body(response)
@@ -325,7 +318,7 @@ def _expect_event_stream(response: Any) -> None:
     without streaming) is the server's answer, not a broken connection: no retry."""
     kind = str(response.headers.get("Content-Type", "")).split(";")[0].strip().lower()
     if kind and kind != "text/event-stream":
-        snippet = response.raw.read(300, decode_content=True).decode("utf-8", "replace")
+        snippet = next(response.iter_bytes(), b"")[:300].decode("utf-8", "replace")
         raise WireError(
             f"expected an event stream, got {kind}: {snippet!r}", status=response.status_code, body=snippet
         )
@@ -341,7 +334,7 @@ def _wire_error(response: Any) -> WireError:
         code = body["error"].get("code") or body["error"].get("type")
         message = str(body["error"].get("message") or body)
     else:
-        message = str(body)[:500] or response.reason
+        message = str(body)[:500] or response.reason_phrase
     return WireError(
         message, status=response.status_code, body=body, headers=dict(response.headers), code=code
     )
@@ -368,9 +361,7 @@ def _json_body(response: Any) -> Any:
 def _sse_events(response: Any) -> Iterator[str]:
     """The ``data:`` payloads of an SSE stream (multi-line data joined)."""
     lines: list[str] = []
-    for raw in response.iter_lines(decode_unicode=True):
-        if raw is None:
-            continue
+    for raw in response.iter_lines():
         line = raw.rstrip("\r")
         if not line:
             if lines:

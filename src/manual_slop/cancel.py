@@ -1,0 +1,134 @@
+"""Stopping a request: one :class:`CancelToken` per request, from the Stop button to the socket.
+
+The controller makes a token when a request is submitted and hands it down. The tool loop
+checks it before every model call and tool round and waits on it between retries; the
+tool registry stops running handlers (a shell script's process group is killed) and the
+Execution Clutch rejects the request's pending approvals; each provider stops its own
+blocking work:
+
+==============  ==================================================================
+provider        how it stops
+==============  ==================================================================
+local           the generation callback returns "stop" (between tokens, and between
+                prompt batches of 128 tokens while the prompt is read)
+HTTP providers  the socket the call is reading is shut down (:mod:`manual_slop.ai.providers.transport`),
+                and a stream is left between two chunks
+Gemini CLI      its process tree is killed
+==============  ==================================================================
+
+:meth:`CancelToken.cancel` runs the registered *interrupters* at once on the cancelling
+thread; the request thread then sees :class:`RequestCancelled` and ends the request as
+``cancelled`` with the partial answer kept.
+
+``cancel_scope(token)`` makes a token current for the calling thread (a context variable):
+the HTTP transport registers the socket of every read made under it.
+
+A cancel is not a failure: :class:`RequestCancelled` is not an ``AIError``, so nothing
+retries it or falls back to another provider.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import itertools
+import logging
+import threading
+from collections.abc import Callable, Iterator
+
+__all__ = ["CancelToken", "RequestCancelled", "cancel_scope", "current_token"]
+
+log = logging.getLogger(__name__)
+
+_CURRENT: contextvars.ContextVar[CancelToken | None] = contextvars.ContextVar(
+    "slop_cancel_token", default=None
+)
+
+
+class RequestCancelled(Exception):
+    """The request was stopped (Stop, ``POST /api/requests/{id}/cancel``, an MMA abort, quit).
+
+    ``partial`` is the answer text received before it stopped.
+    """
+
+    def __init__(self, reason: str = "cancelled", partial: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.partial = partial
+
+    def ui_message(self) -> str:
+        return f"[CANCELLED] {self.reason}"
+
+
+class CancelToken:
+    """Set once; interrupters registered with :meth:`on_cancel` run when it is (any thread)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._interrupters: dict[int, Callable[[], None]] = {}
+        self._ids = itertools.count()
+        self.reason = ""
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    @property
+    def event(self) -> threading.Event:
+        """Set when cancelled (for code that takes an abort flag, e.g. ``ExecutionContext.abort``)."""
+        return self._event
+
+    def cancel(self, reason: str = "stopped by the user") -> bool:
+        """Cancel and run every interrupter; False when it was already cancelled."""
+        with self._lock:
+            if self._event.is_set():
+                return False
+            self.reason = reason
+            self._event.set()
+            interrupters = list(self._interrupters.values())
+            self._interrupters.clear()
+        for interrupt in interrupters:
+            try:
+                interrupt()
+            except Exception:  # one broken interrupter must not keep the others from running
+                log.exception("an interrupter failed while cancelling")
+        return True
+
+    def on_cancel(self, interrupt: Callable[[], None]) -> Callable[[], None]:
+        """Run ``interrupt`` when cancelled (at once if it already is); returns the unregister."""
+        with self._lock:
+            if not self._event.is_set():
+                key = next(self._ids)
+                self._interrupters[key] = interrupt
+                return lambda: self._unregister(key)
+        interrupt()
+        return lambda: None
+
+    def _unregister(self, key: int) -> None:
+        with self._lock:
+            self._interrupters.pop(key, None)
+
+    def wait(self, timeout: float) -> bool:
+        """Sleep up to ``timeout`` s; True (early) when cancelled."""
+        return self._event.wait(timeout)
+
+    def check(self, partial: str = "") -> None:
+        """Raise :class:`RequestCancelled` when cancelled."""
+        if self._event.is_set():
+            raise RequestCancelled(self.reason or "cancelled", partial)
+
+
+def current_token() -> CancelToken | None:
+    """The token of the calling thread's request (see :func:`cancel_scope`)."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def cancel_scope(token: CancelToken | None) -> Iterator[None]:
+    """Make ``token`` current for the blocking calls made inside the block."""
+    reset = _CURRENT.set(token)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(reset)

@@ -1,0 +1,173 @@
+"""Gen + Send from the message box to the response, and Stop.
+
+::
+
+    main thread                      asyncio worker            request thread (executor)
+    ───────────                      ──────────────            ─────────────────────────
+    submit(): snapshot settings,     run(): state "running"  ─▶ send_blocking(): compile the
+    context request, discussion;      awaits the executor        context, backend.send(...,
+    record + CancelToken; event  ──▶                             cancel=token)
+                                     "response" event  ◀──────  text | RequestCancelled | error
+    handle_ai_response (bindings) ◀──
+
+Every request gets a :class:`~manual_slop.cancel.CancelToken`. :meth:`RequestFlow.cancel`
+(the Stop button, ``btn_cancel_request``, ``POST /api/requests/{id}/cancel``) fires it: a
+queued request never starts; a running one stops within a second on every provider (see
+:mod:`manual_slop.cancel`) and ends as ``cancelled`` with the answer as far as it got, which
+goes into the discussion marked as cut. Shutdown cancels every request still running.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from manual_slop.automation import FeatureUnavailable
+from manual_slop.cancel import CancelToken, RequestCancelled
+from manual_slop.events import UserRequestEvent
+
+if TYPE_CHECKING:
+    from manual_slop.controller import AppController
+
+__all__ = ["CUT_MARK", "RequestFlow"]
+
+log = logging.getLogger(__name__)
+
+CUT_MARK = "[cut: {reason}]"  # ends the text of an answer that was stopped
+
+
+class RequestFlow:
+    """The controller's Gen + Send requests: submit, run, cancel."""
+
+    def __init__(self, ctrl: AppController) -> None:
+        self._ctrl = ctrl
+        self._session_lock = threading.Lock()
+        self._session_discussion: str | None = None  # discussion the provider session belongs to
+
+    # -- main thread -----------------------------------------------------------------------
+    def submit(self, prompt: str) -> str:
+        """Gen + Send: snapshot what the send needs and queue it for the asyncio worker."""
+        ctrl = self._ctrl
+        if ctrl.backend is None:
+            raise FeatureUnavailable("no AI provider is available yet (the AI client is not wired)")
+        request_id = uuid.uuid4().hex
+        state = ctrl.state
+        event = UserRequestEvent(
+            prompt=prompt,
+            stable_md="",  # compiled from ``context`` on the request thread
+            file_items=[],
+            disc_text=ctrl.discussion_text(),
+            base_dir=str(ctrl.base_dir()),
+            request_id=request_id,
+            settings=ctrl.ai_settings(),
+            context=ctrl.context.request(),
+            discussion=state.active_discussion,
+        )
+        ctrl.requests.add(request_id, prompt, CancelToken())
+        if state.auto_add:
+            role = state.discussion_roles[0] if state.discussion_roles else "User"
+            ctrl.context.discussions.append(role, prompt, label="send: user message")
+        state.active_request_id = request_id
+        ctrl.set_ai_status("sending...")
+        if not ctrl.event_queue.put_threadsafe("user_request", event):
+            ctrl.update_request(request_id, state="error", error="the app is shutting down")
+        return request_id
+
+    # -- any thread --------------------------------------------------------------------------
+    def cancel(self, request_id: str, reason: str = "stopped by the user") -> str:
+        """Stop a request; its state afterwards (``cancelling`` until the provider let go, or
+        ``cancelled``). LookupError for an unknown id, ValueError when it already ended."""
+        board = self._ctrl.requests
+        token = board.token(request_id)
+        if token is None:
+            raise LookupError(f"no request {request_id!r}")
+        state = board.state(request_id)
+        if state in ("done", "error", "cancelled"):
+            raise ValueError(f"request {request_id} already ended ({state})")
+        token.cancel(reason)
+        board.mark_cancelling(request_id)
+        return board.state(request_id) or "cancelling"
+
+    def cancel_all(self, reason: str) -> int:
+        """Cancel every request that has not ended (shutdown); how many."""
+        count = 0
+        for request_id in self._ctrl.requests.unfinished():
+            try:
+                self.cancel(request_id, reason)
+                count += 1
+            except (LookupError, ValueError):
+                continue  # it ended meanwhile
+        return count
+
+    # -- asyncio worker --------------------------------------------------------------------------
+    async def run(self, event: UserRequestEvent) -> None:
+        ctrl = self._ctrl
+        token = ctrl.requests.token(event.request_id) or CancelToken()
+        payload: dict[str, Any] = {"request_id": event.request_id}
+        if token.cancelled:  # stopped while queued: never sent
+            payload.update(text="", status="cancelled", reason=token.reason)
+        else:
+            ctrl.update_request(event.request_id, state="running")
+            try:
+                text = await ctrl.loop.run_in_executor(ctrl.executor, self.send_blocking, event, token)
+                payload.update(text=text, status="done")
+            except RequestCancelled as stop:
+                payload.update(text=stop.partial, status="cancelled", reason=stop.reason)
+            except Exception as exc:
+                message = exc.ui_message() if hasattr(exc, "ui_message") else f"{type(exc).__name__}: {exc}"
+                log.warning("request %s failed: %s", event.request_id, message)
+                payload.update(text=message, status="error", error=message)
+        payload["discussion"] = event.discussion
+        await ctrl.event_queue.put("response", payload)
+
+    # -- request thread -----------------------------------------------------------------------
+    def send_blocking(self, event: UserRequestEvent, token: CancelToken) -> str:
+        ctrl = self._ctrl
+        backend = ctrl.backend
+        if backend is None:
+            raise RuntimeError("no AI backend is configured")
+        backend.apply_settings(event.settings)
+        with self._session_lock:
+            # The provider's conversation belongs to one discussion: a send from another
+            # discussion (or take) starts a fresh session, so no turns leak between them.
+            if self._session_discussion not in (None, event.discussion):
+                backend.reset_session()
+            self._session_discussion = event.discussion
+        extras = self._send_extras(event, token)
+        md_content, file_items = event.stable_md, event.file_items
+        if event.context is not None:  # aggregate here, on the request thread, not the main thread
+            compiled = ctrl.context.compile(event.context, "send", extra={"request_id": event.request_id})
+            md_content, file_items = compiled.markdown, compiled.file_items
+            extras["refresher"] = compiled.refresher(ctrl.context.cache)  # changed files in their views
+        token.check()
+        return backend.send(
+            md_content,
+            event.prompt,
+            base_dir=event.base_dir,
+            file_items=file_items,
+            discussion_history=event.disc_text,
+            **extras,
+        )
+
+    def _send_extras(self, event: UserRequestEvent, token: CancelToken) -> dict[str, Any]:
+        """Tools context (approvals through the clutch), streaming into the response view, the token."""
+        from manual_slop.tools.approval import build_execution_context
+
+        ctrl = self._ctrl
+        context = build_execution_context(ctrl, cancel=token)  # reads the project through call_on_main
+        seq = itertools.count()
+
+        def stream(text: str) -> None:
+            ctrl.post_gui_task(
+                {"action": "ai_stream_chunk", "request_id": event.request_id, "seq": next(seq), "text": text}
+            )
+
+        return {
+            "context": context,
+            "pre_tool_callback": context.pre_tool_callback,
+            "stream_callback": stream,
+            "cancel": token,
+        }

@@ -205,3 +205,50 @@ def test_a_second_ctrl_c_exits_at_once(tmp_path: Path) -> None:
             proc.wait(5)
     assert code == 130 and elapsed < 0.5, elapsed
     assert "second interrupt: exiting at once" in proc.stderr.read()
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "fragment"),
+    [
+        ("calc.py", "def add(a, b):\n    return a + b\n", "expected a .toml file, got .py"),
+        (
+            "pyproject.toml",
+            '[project]\nname = "x"\n[build-system]\nrequires = []\n',
+            "not a Manual Slop file",
+        ),
+        ("notes", "just text\n", "expected a .toml file, got a name without extension"),
+    ],
+)
+def test_a_file_that_is_not_the_apps_is_never_touched(
+    tmp_path: Path, name: str, content: str, fragment: str
+) -> None:
+    target = tmp_path / name
+    target.write_text(content)
+    for flag in ("--project", "--config"):
+        result = run(["--headless", flag, str(target)], tmp_path)
+        assert result.returncode == 2, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and fragment in lines[0] and flag in lines[0], result.stderr
+        assert target.read_text() == content  # byte for byte: not moved, not repaired, not rewritten
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # nothing else was created
+
+
+def test_a_missing_project_is_created_only_with_new(tmp_path: Path) -> None:
+    missing = tmp_path / "typo.toml"
+    result = run(["--headless", "--project", str(missing)], tmp_path)
+    assert result.returncode == 2 and "does not exist; create it with --new" in result.stderr
+    assert not missing.exists()
+    config = tmp_path / "config.toml"
+    proc = start(["--headless", "--config", str(config), "--project", str(missing), "--new"], tmp_path)
+    try:
+        wait_until_running(proc)
+        wait_for_frames(proc)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=5) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+    assert tomllib.loads(missing.read_text())["project"]["name"] == "typo"
+    again = run(["--headless", "--project", str(missing), "--new"], tmp_path)
+    assert again.returncode == 2 and "already exists; drop --new" in again.stderr

@@ -553,6 +553,7 @@ class ToolRegistry:
             return ToolResult.rejected(decision.reason)
         approved = copy.deepcopy(decision.args)
         record["edited"] = approved != canonical
+        record["ran_args"] = approved  # the log records what ran (and the model's ask beside it)
         problem = _validation_message(tool, approved)
         if problem is not None:
             return ToolResult.error(f"The edited call is invalid. {problem}")
@@ -650,11 +651,12 @@ class ToolRegistry:
     ) -> None:
         if ctx.on_tool_call is None:
             return
+        ran = record.get("ran_args", call.args)
         entry = {
             "tool": call.name,
             "call_id": call.id,
             "source_tier": ctx.tier,
-            "args": _clip_for_log(call.args),
+            "args": _clip_for_log(ran),
             "status": str(result.status),
             "duration_ms": result.metadata.get("duration_ms"),
             "execution_ms": result.metadata.get("execution_ms"),
@@ -664,6 +666,8 @@ class ToolRegistry:
             "mutating": bool(record.get("mutating", False)),
             "edited": bool(record.get("edited", False)),
         }
+        if record.get("edited"):
+            entry["original_args"] = _clip_for_log(call.args)  # what the model asked for
         if not result.ok:
             entry["message"] = result.content[:500]
         try:

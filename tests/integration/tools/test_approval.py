@@ -101,7 +101,8 @@ def test_file_edits_wait_for_a_tool_approval_dialog_and_run_the_edited_args(
     assert decision["edited"] is True and decision["decider"] == "hook"
     (entry,) = ctrl.session_log.read("toolcalls")
     assert entry["tool"] == "edit_file" and entry["source_tier"] == "Tier 3" and entry["status"] == "success"
-    assert entry["args"]["new_string"] == "'hello'" and entry["edited"] is True
+    assert entry["args"]["new_string"] == "'edited'" and entry["edited"] is True  # what ran
+    assert entry["original_args"]["new_string"] == "'hello'"  # what the model asked for, beside it
     assert entry["output_bytes"] > 0 and entry["duration_ms"] >= entry["execution_ms"] > 0
     assert entry["seq"] == 1
     pump_until(ctrl, lambda: len(ctrl.state.tool_calls) == 1)

@@ -10,18 +10,13 @@ Events are delivered exactly once: :meth:`ApiHookClient.events` returns everythi
 the client's cursor, and :meth:`ApiHookClient.wait_for_event` takes the first match and
 keeps the events it skipped for later calls, so nothing is lost between calls.
 
-Also a command line::
-
-    python -m manual_slop.hooks.client [--url URL | --port N] [--token T] \\
-        status | get F | set F V | click A [USER_DATA] | pending | approve ID | reject ID | send MSG
+Also a command line, ``python -m manual_slop.hooks.client`` (see :mod:`manual_slop.hooks.cli`).
 """
 
 from __future__ import annotations
 
-import argparse
 import http.client
 import json
-import os
 import sys
 import threading
 import time
@@ -31,9 +26,7 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from manual_slop.hooks.errors import (
-    HookApiError,
     HookConnectionError,
-    HookError,
     HookTaskFailed,
     HookWaitTimeout,
     error_for,
@@ -320,20 +313,22 @@ class ApiHookClient:
 
     def resolve(
         self, dialog_id: str, approved: bool, payload: dict[str, Any] | None = None, abort: bool = False
-    ) -> None:
+    ) -> dict[str, Any]:
+        """Decide a dialog: ``{"resolved": true}``. ``payload`` holds edits of its editable keys
+        and ``reason`` (recorded with the decision; told to the model on rejection)."""
         body: dict[str, Any] = {"approved": approved}
         if payload is not None:
             body["payload"] = payload
         if abort:
             body["abort"] = True
-        self.post(f"/api/pending/{quote(dialog_id, safe='')}", body)
+        return self.post(f"/api/pending/{quote(dialog_id, safe='')}", body)
 
-    def approve(self, dialog_id: str, payload: dict[str, Any] | None = None) -> None:
+    def approve(self, dialog_id: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
         """Approve, optionally with edits to the dialog's editable keys."""
-        self.resolve(dialog_id, True, payload)
+        return self.resolve(dialog_id, True, payload)
 
-    def reject(self, dialog_id: str, reason: str = "", abort: bool = False) -> None:
-        self.resolve(dialog_id, False, {"reason": reason} if reason else None, abort)
+    def reject(self, dialog_id: str, reason: str = "", abort: bool = False) -> dict[str, Any]:
+        return self.resolve(dialog_id, False, {"reason": reason} if reason else None, abort)
 
     def ask(
         self,
@@ -366,13 +361,18 @@ class ApiHookClient:
         return self.get(f"/api/requests/{quote(request_id, safe='')}")
 
     def wait_for_request(self, request_id: str, timeout: float = 120.0) -> dict[str, Any]:
-        """Wait until the request is done or failed; its final status."""
+        """Wait until the request is done, failed or cancelled; its final status."""
         return self._poll(
             lambda: self.request_status(request_id),
-            lambda s: s["state"] in ("done", "error"),
+            lambda s: s["state"] in ("done", "error", "cancelled"),
             timeout,
             f"request {request_id}",
         )
+
+    def cancel(self, request_id: str) -> dict[str, Any]:
+        """Stop a request: ``{"request_id", "state"}`` (``cancelling`` until it let go, then
+        ``cancelled``); Conflict when it already ended."""
+        return self.post(f"/api/requests/{quote(request_id, safe='')}/cancel")
 
     def comms(self, since: int = 0, limit: int | None = None) -> dict[str, Any]:
         return self.get("/api/comms", since=since, limit=limit)
@@ -397,79 +397,11 @@ def _is_local(host: str) -> bool:
     return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
 
 
-def _value(text: str) -> Any:
-    """A command-line value: JSON when it parses (42, true, ["a"]), else the text itself."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m manual_slop.hooks.client", description="Drive Manual Slop."
-    )
-    parser.add_argument("--url", default=None, help="server URL (default: SLOP_HOOK_URL, else the port)")
-    parser.add_argument("--port", type=int, default=None, help="server port on 127.0.0.1 (default 8999)")
-    parser.add_argument(
-        "--token",
-        default=None,
-        help="bearer token (default: SLOP_HOOK_TOKEN, else the app's runtime token file for the port)",
-    )
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a reply or task")
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("status", help="server status")
-    commands.add_parser("get", help="a field's value").add_argument("field")
-    setter = commands.add_parser("set", help="set a field (VALUE is JSON, or text)")
-    setter.add_argument("field")
-    setter.add_argument("value")
-    clicker = commands.add_parser("click", help="click an action")
-    clicker.add_argument("action")
-    clicker.add_argument("user_data", nargs="?")
-    commands.add_parser("pending", help="dialogs waiting for a decision")
-    commands.add_parser("approve", help="approve a pending dialog").add_argument("id")
-    commands.add_parser("reject", help="reject a pending dialog").add_argument("id")
-    sender = commands.add_parser("send", help="Gen + Send a message and wait for the reply")
-    sender.add_argument("message")
-    return parser
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    url = args.url or (None if args.port is not None else os.environ.get("SLOP_HOOK_URL") or None)
-    client = ApiHookClient(url, args.token, timeout=args.timeout, port=args.port)
-    try:
-        result: Any
-        if args.command == "status":
-            result = client.status()
-        elif args.command == "get":
-            result = client.get_value(args.field)
-        elif args.command == "set":
-            result = client.wait_for_task(client.set_value(args.field, _value(args.value)), args.timeout)
-        elif args.command == "click":
-            user_data = None if args.user_data is None else _value(args.user_data)
-            result = client.wait_for_task(client.click(args.action, user_data), args.timeout)
-        elif args.command == "pending":
-            result = client.pending()
-        elif args.command in ("approve", "reject"):
-            client.resolve(args.id, args.command == "approve")
-            result = {"resolved": True}
-        else:
-            request_id = client.send(args.message)
-            result = {
-                "request_id": request_id,
-                **client.wait_for_request(request_id, max(args.timeout, 120.0)),
-            }
-    except HookApiError as exc:
-        print(f"error: {exc.code}: {exc}", file=sys.stderr)
-        return 1
-    except HookError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        client.close()
-    print(json.dumps(result, indent=2, ensure_ascii=False))
-    return 0
+    """Run the command line (:mod:`manual_slop.hooks.cli`); the exit code."""
+    from manual_slop.hooks.cli import main as cli_main  # it imports this module: not at the top
+
+    return cli_main(argv)
 
 
 if __name__ == "__main__":

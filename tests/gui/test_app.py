@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -192,15 +193,21 @@ def _diamond(n_layers: int = 4) -> list[dict]:
 
 
 def test_mma_dashboard_and_dag_render_ticket_states(make_controller, run_gui, artifacts) -> None:
-    from manual_slop.gui.panels.task_dag import depth_layout
+    from imgui_bundle import imgui_node_editor as ed
+
+    from manual_slop.gui.dag_layout import Rect
+    from manual_slop.gui.panels.task_dag import node_ids
 
     ctrl = make_controller()
     tickets = _diamond()
+    tickets[4]["description"] = "Rewrite the tokenizer so that it reports the line and column of every error"
+    tickets[5]["blocked_reason"] = "waiting on a review of the grammar by someone who knows it well"
     ctrl.state.mma_tickets = tickets
     ctrl.state.active_track = {"id": "track-1", "title": "Demo track"}
     ctrl.state.mma_status = "running"
     ctrl.state.tier_usage = {"Tier 3": {"input": 1200, "output": 340, "model": "gemini-2.5-flash-lite"}}
     ctrl.state.proposed_tracks = [{"title": "Parser", "description": "Write the parser", "priority": "high"}]
+    nodes: dict[str, Rect] = {}
 
     def test(ctx, app) -> None:
         ctx.yield_(5)
@@ -211,11 +218,20 @@ def test_mma_dashboard_and_dag_render_ticket_states(make_controller, run_gui, ar
         ctx.yield_(10)
         testing.capture(ctx, str(artifacts / "panel_task_dag.png"))
         assert ctrl.health()["healthy"], ctrl.health()
+        ed.set_current_editor(app.gui.dag_editor)  # where the nodes really are, as drawn
+        for ticket in tickets:
+            node = node_ids(app.ui, ticket["id"])[0]
+            pos, size = ed.get_node_position(node), ed.get_node_size(node)
+            nodes[ticket["id"]] = Rect(pos.x, pos.y, size.x, size.y)
 
     run_gui(ctrl, test)
-    layout = depth_layout(tickets)
-    assert layout["T0"] == (0, 0) and layout["TZ"][0] == 4
-    assert {layout[f"T2{k}"][0] for k in range(3)} == {2}
+    assert all(r.w > 0 and r.h > 0 for r in nodes.values()), nodes  # every node was drawn
+    for (a, ra), (b, rb) in itertools.combinations(nodes.items(), 2):
+        assert not ra.intersects(rb), f"nodes {a} {ra} and {b} {rb} overlap"
+    for ticket in tickets:  # layered by depth: every dependency left of its dependent
+        for dep in ticket["depends_on"]:
+            assert nodes[dep].right < nodes[ticket["id"]].x, (dep, ticket["id"])
+    assert nodes["T0"].right < nodes["T10"].x and nodes["T30"].right < nodes["TZ"].x
 
 
 def test_after_the_window_closes_a_broken_pipe_is_an_exception_not_a_crash(make_controller, run_gui) -> None:

@@ -5,6 +5,7 @@ real picture (not an empty window); a curated set is committed under docs/images
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from manual_slop.dialogs import AskDialog, MMAApprovalDialog, MMASpawnApprovalDi
 from tests.fakes import Call, OpenAIFake, Reply
 from tests.gui.conftest import frames_until
 from tests.gui.test_app import _diamond
+from tests.gui.test_controls import STEP
 
 PANELS = [
     "Response", "Discussion", "MMA Dashboard", "Task DAG", "Projects", "Files & Media", "Context",
@@ -74,6 +76,22 @@ def _dialog_in_thread(ctrl, dialog, workers: list[threading.Thread]) -> None:
     ctrl.post_gui_task({"action": "custom_callback", "callback": start})
 
 
+def _store_tracks(ctrl) -> None:
+    """Three stored tracks, two with the same title (told apart by id and creation time)."""
+    from manual_slop.mma.models import Ticket, Track
+
+    store = ctrl.mma.store()
+    day = 1_795_000_000.0
+    for track_id, title, age_h in (
+        ("parser_3fa2c1", "Parser", 30),
+        ("parser_9b07de", "Parser", 2),
+        ("config_loader_for_every_supported_format_51c3aa", "Config loader for every supported format", 1),
+    ):
+        tickets = [Ticket("t1", "Tokenize"), Ticket("t2", "Build the tree", depends_on=["t1"])]
+        store.save(Track(track_id, title, tickets=tickets, created_at=day - age_h * 3600))
+    ctrl.mma.load_tracks()
+
+
 def test_every_panel_and_modal(make_controller, run_gui, app_dir: Path, artifacts: Path, fake) -> None:
     (app_dir / "src").mkdir()
     (app_dir / "src" / "app.py").write_text('"""The app."""\n\n\ndef main() -> int:\n    return 0\n')
@@ -87,6 +105,7 @@ def test_every_panel_and_modal(make_controller, run_gui, app_dir: Path, artifact
     ):
         ctrl.fields.set(field, value)
     fake.push(Reply("", [Call("read_file", {"path": "src/app.py"})]), Reply(ANSWER))
+    _store_tracks(ctrl)
     ctrl.state.mma_tickets = _diamond()
     ctrl.state.active_track = {"id": "track-demo", "title": "Parser track"}
     ctrl.state.mma_status = "running"
@@ -127,10 +146,15 @@ def test_every_panel_and_modal(make_controller, run_gui, app_dir: Path, artifact
             (
                 "modal_mma_spawn",
                 MMASpawnApprovalDialog(
-                    "T11", "Tier 3", "Implement T11: parse the header.", "## Files\n\n- src/app.py"
+                    "T11",
+                    "Tier 3",
+                    "Implement T11: parse the header of the config file. Read the first block of "
+                    "key = value lines up to the first blank line, keep the keys in the order they "
+                    "appear, and report a line that is not key = value with its line number.",
+                    "## Files\n\n- src/app.py",
                 ),
             ),
-            ("modal_mma_step", MMAApprovalDialog("T11", "run_shell: pytest -q tests/test_parser.py")),
+            ("modal_mma_step", MMAApprovalDialog("T11", json.dumps(STEP, indent=2))),
             (
                 "modal_ask",
                 AskDialog(

@@ -43,6 +43,8 @@ __all__ = ["WINDOW_TITLE", "App", "kept_signal_dispositions"]
 log = logging.getLogger(__name__)
 
 WINDOW_TITLE = "Manual Slop"
+# tab bars inside panels that select_tab can reach (registered in manual_slop.bindings)
+PANEL_TAB_BARS = {"tier_streams": "Tier Streams", "log_streams": "Logs"}
 THEMES = {"dark": hello_imgui.ImGuiTheme_.darcula_darker, "light": hello_imgui.ImGuiTheme_.white_is_white}
 
 
@@ -136,6 +138,7 @@ class App:
             render_palette(self.ui, self.commands)
             self._shortcuts()
             self._render_toasts()
+            self._apply_tab_requests()
             self._sync_visibility()
         except Exception as exc:
             self.ctrl.record_frame_failure(exc)
@@ -146,6 +149,19 @@ class App:
         if response and response is not self.gui.last_response:
             hello_imgui.get_runner_params().docking_params.focus_dockable_window("Response")
         self.gui.last_response = response
+
+    def _apply_tab_requests(self) -> None:
+        """Tabs chosen over automation (``select_tab``): show and focus a panel, or hand a
+        panel's tab choice to the panel (it selects the tab when it next draws its tab bar)."""
+        requests = self.ctrl.state.tab_requests
+        title = requests.pop("panels", None)
+        if title is not None:
+            self.focus(title)
+        for tab_bar, panel in PANEL_TAB_BARS.items():
+            tab = requests.pop(tab_bar, None)
+            if tab is not None:
+                self.gui.tab_choices[tab_bar] = tab
+                self.focus(panel)
 
     @staticmethod
     def _window(title: str) -> hello_imgui.DockableWindow | None:

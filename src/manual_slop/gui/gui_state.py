@@ -58,6 +58,7 @@ class GuiState:
     discussion_edit: dict[int, bool] = field(default_factory=dict)  # entry index -> editing
     entry_buffers: dict[int, str] = field(default_factory=dict)  # entry index -> text being edited
     takes_shown: str = ""  # the take the tab bar showed last frame
+    tab_choices: dict[str, str] = field(default_factory=dict)  # tab bar -> tab to select (select_tab)
     new_entry_role: str = "User"
     new_entry_text: str = ""
     new_discussion_name: str = ""
@@ -71,7 +72,7 @@ class GuiState:
     ticket_edits: dict[str, dict[str, str]] = field(default_factory=dict)  # ticket id -> typed text
     dag_editor: Any = None  # the node editor context of the Task DAG
     dag_ids: dict[str, int] = field(default_factory=dict)  # ticket id -> node id base
-    dag_placed: set[str] = field(default_factory=set)  # tickets positioned once
+    dag_shape: tuple[Any, ...] = ()  # the ticket graph the nodes were last laid out for
     dag_fit: bool = True  # zoom to fit at the next frame
     base_dir_cache: tuple[Any, str] = ((), "")  # (project file, base dir) -> resolved path
     context_text: LongText = field(default_factory=LongText)  # lines of the context preview

@@ -2,7 +2,8 @@
 
 Only visible rows are drawn (ListClipper), and the filtered row list is cached and
 extended incrementally as entries arrive, so a log of 10,000+ entries costs a frame
-about what 30 visible rows cost.
+about what 30 visible rows cost. The view follows new entries while it is scrolled to
+the bottom; scrolled up, it stays put.
 """
 
 from __future__ import annotations
@@ -129,6 +130,7 @@ def render_log_view(
                     imgui.text_unformatted(text)
 
         clipped_rows(len(rows), draw_row)
+        _follow()
         imgui.end_table()
     if flt.selected is not None and flt.selected < len(entries):
         if flt.detail[0] != (flt.selected, id(entries[flt.selected])):
@@ -138,6 +140,17 @@ def render_log_view(
         imgui.input_text_multiline(
             f"##{view_id}_detail", detail, ImVec2(-1, -1), imgui.InputTextFlags_.read_only
         )
+
+
+def _follow() -> None:
+    """Keep the newest row in view while the view is scrolled to the bottom.
+
+    The scroll limit is last frame's, so "at the bottom" means the user had not scrolled
+    up before this frame's new rows were drawn; scrolling to the cursor (after the last
+    row) then reaches the new bottom. Scrolled up, the view stays where the user put it.
+    """
+    if imgui.get_scroll_y() >= imgui.get_scroll_max_y() - 1.0:
+        imgui.set_scroll_here_y(1.0)
 
 
 def short(value: Any, limit: int = 120) -> str:

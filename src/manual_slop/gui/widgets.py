@@ -1,4 +1,5 @@
-"""Small drawing helpers shared by panels: colours, status text, spinner, clipped lists."""
+"""Small drawing helpers shared by panels: colours, status text, spinner, clipped lists,
+text elided to a width, disabled buttons and following scroll views."""
 
 from __future__ import annotations
 
@@ -10,13 +11,17 @@ from imgui_bundle import ImVec4, imgui
 
 __all__ = [
     "COLORS",
+    "button",
     "clipped_rows",
+    "elide",
     "fuzzy_score",
     "help_marker",
     "rank",
+    "small_button",
     "spinner_text",
     "status_color",
     "text_colored",
+    "text_elided",
 ]
 
 COLORS: dict[str, ImVec4] = {
@@ -39,6 +44,7 @@ _STATUS_COLOR = {
     "running": "in_progress",
     "paused": "warn",
     "blocked": "blocked",
+    "cancelled": "warn",
 }
 
 
@@ -59,6 +65,70 @@ def help_marker(text: str) -> None:
     imgui.text_disabled("(?)")
     if imgui.is_item_hovered():
         imgui.set_tooltip(text)
+
+
+def elide(text: str, width: float, *, keep_end: bool = False) -> str:
+    """``text`` on one line, cut with "…" so it is at most ``width`` pixels wide.
+
+    ``keep_end`` cuts the middle instead of the end (ids whose suffix tells them apart).
+    """
+    line = " ".join(text.split())
+    if imgui.calc_text_size(line).x <= width:
+        return line
+
+    def cut(n: int) -> str:  # keep n characters
+        if keep_end:
+            head = (n + 1) // 2
+            return line[:head] + "…" + line[len(line) - (n - head) :]
+        return line[:n].rstrip() + "…"
+
+    low, high = 0, len(line)  # the most characters that fit with the ellipsis
+    while low < high:
+        middle = (low + high + 1) // 2
+        if imgui.calc_text_size(cut(middle)).x <= width:
+            low = middle
+        else:
+            high = middle - 1
+    return cut(low)
+
+
+def text_elided(
+    text: str, width: float | None = None, color: ImVec4 | None = None, *, keep_end: bool = False
+) -> None:
+    """One line cut to ``width`` (default: what is left of the row); the whole text in a
+    tooltip when it was cut."""
+    if width is None:
+        width = imgui.get_content_region_avail().x
+    shown = elide(text, max(width, 1.0), keep_end=keep_end)
+    if color is None:
+        imgui.text_unformatted(shown)
+    else:
+        imgui.text_colored(color, shown)
+    if shown != text and imgui.is_item_hovered():
+        imgui.set_item_tooltip(_tooltip_text(text))
+
+
+def _tooltip_text(text: str, limit: int = 4000) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def button(label: str, enabled: bool = True, why_not: str = "") -> bool:
+    """A button that is drawn disabled (and cannot be clicked) when ``enabled`` is False;
+    hovering a disabled one shows ``why_not``."""
+    return _guarded(imgui.button, label, enabled, why_not)
+
+
+def small_button(label: str, enabled: bool = True, why_not: str = "") -> bool:
+    return _guarded(imgui.small_button, label, enabled, why_not)
+
+
+def _guarded(draw: Callable[[str], bool], label: str, enabled: bool, why_not: str) -> bool:
+    imgui.begin_disabled(not enabled)
+    clicked = draw(label)
+    imgui.end_disabled()
+    if not enabled and why_not and imgui.is_item_hovered(imgui.HoveredFlags_.allow_when_disabled):
+        imgui.set_tooltip(why_not)
+    return clicked and enabled
 
 
 def spinner_text() -> str:

@@ -24,32 +24,36 @@ __all__ = [
     "ask_edits",
     "confirm_script",
     "confirm_script_edits",
+    "diff_view",
     "generic",
+    "lines_left",
     "mma_spawn",
     "mma_spawn_edits",
-    "mma_step",
-    "mma_step_edits",
     "no_edits",
+    "reason_box",
     "tool_approval",
     "tool_approval_edits",
 ]
 
 
-def _reason(buffers: dict[str, Any]) -> None:
+def reason_box(buffers: dict[str, Any]) -> None:
     imgui.set_next_item_width(-1)
     _, buffers["reason"] = imgui.input_text_with_hint(
         "##reason", "reason (sent to the model if you reject)", buffers.get("reason", "")
     )
 
 
-def _multiline(label: str, buffers: dict[str, Any], key: str, initial: str, lines: float) -> None:
+def _multiline(
+    label: str, buffers: dict[str, Any], key: str, initial: str, lines: float, *, wrap: bool = False
+) -> None:
     if key not in buffers:
         buffers[key] = initial
     height = imgui.get_text_line_height_with_spacing() * lines
-    _, buffers[key] = imgui.input_text_multiline(label, buffers[key], ImVec2(-1, height))
+    flags = imgui.InputTextFlags_.word_wrap if wrap else imgui.InputTextFlags_.none
+    _, buffers[key] = imgui.input_text_multiline(label, buffers[key], ImVec2(-1, height), flags)
 
 
-def _lines_left() -> float:
+def lines_left() -> float:
     """Text lines that fill the dialog down to the reason box and buttons (at least 4)."""
     footer = imgui.get_frame_height_with_spacing() * 3
     return max(4.0, (imgui.get_content_region_avail().y - footer) / imgui.get_text_line_height_with_spacing())
@@ -81,7 +85,7 @@ def confirm_script(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> N
         editor.set_show_whitespaces_enabled(False)
     footer = imgui.get_frame_height_with_spacing() * 3
     editor.render("##script_editor", ImVec2(-1, -footer))
-    _reason(buffers)
+    reason_box(buffers)
 
 
 def confirm_script_edits(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> dict[str, Any] | None:
@@ -97,10 +101,15 @@ def tool_approval(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> No
     imgui.text_colored(COLORS["info"], str(payload.get("tool", "")))
     imgui.text("Arguments (editable JSON)")
     _multiline("##args", buffers, "args_text", json.dumps(payload.get("args", {}), indent=2), 6)
-    diff = str(payload.get("diff", ""))
     imgui.text("Effect")
     footer = imgui.get_frame_height_with_spacing() * 3
-    if imgui.begin_child("##diff", ImVec2(-1, -footer), imgui.ChildFlags_.borders):
+    diff_view("##diff", str(payload.get("diff", "")), -footer)
+    reason_box(buffers)
+
+
+def diff_view(child_id: str, diff: str, height: float) -> None:
+    """A unified diff in a bordered child, added lines green, removed red, hunks blue."""
+    if imgui.begin_child(child_id, ImVec2(-1, height), imgui.ChildFlags_.borders):
         for line in diff.splitlines() or ["(no preview)"]:
             if line.startswith("+") and not line.startswith("+++"):
                 imgui.text_colored(COLORS["ok"], line)
@@ -111,7 +120,6 @@ def tool_approval(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> No
             else:
                 imgui.text_unformatted(line)
     imgui.end_child()
-    _reason(buffers)
 
 
 def tool_approval_edits(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> dict[str, Any] | None:
@@ -121,27 +129,16 @@ def tool_approval_edits(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any])
     return None if args is None else {"args": args}
 
 
-# -- mma_step ---------------------------------------------------------------------------
-def mma_step(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> None:
-    payload = dialog["payload"]
-    imgui.text(f"Ticket {payload.get('ticket_id', '?')} proposes this step (editable):")
-    _multiline("##step_payload", buffers, "payload", str(payload.get("payload", "")), _lines_left())
-    _reason(buffers)
-
-
-def mma_step_edits(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> dict[str, Any] | None:
-    return {"payload": buffers["payload"]} if "payload" in buffers else {}
-
-
 # -- mma_spawn --------------------------------------------------------------------------
 def mma_spawn(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> None:
     payload = dialog["payload"]
     imgui.text(f"Start a {payload.get('role', 'worker')} on ticket {payload.get('ticket_id', '?')}")
     imgui.text("Prompt (editable)")
-    _multiline("##spawn_prompt", buffers, "prompt", str(payload.get("prompt", "")), 6)
+    _multiline("##spawn_prompt", buffers, "prompt", str(payload.get("prompt", "")), 6, wrap=True)
     imgui.text("Context (editable)")
-    _multiline("##spawn_context", buffers, "context_md", str(payload.get("context_md", "")), _lines_left())
-    _reason(buffers)
+    context = str(payload.get("context_md", ""))
+    _multiline("##spawn_context", buffers, "context_md", context, lines_left(), wrap=True)
+    reason_box(buffers)
 
 
 def mma_spawn_edits(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> dict[str, Any] | None:
@@ -162,7 +159,7 @@ def ask(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> None:
     _, buffers["answer"] = imgui.input_text_with_hint(
         "##answer", "answer (optional)", buffers.get("answer", "")
     )
-    _reason(buffers)
+    reason_box(buffers)
 
 
 def ask_edits(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> dict[str, Any] | None:

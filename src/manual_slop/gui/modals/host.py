@@ -4,7 +4,8 @@ Dialogs come from the clutch's mirror in ``state.pending_dialogs`` (creation ord
 Each kind has a body module that draws the payload and its editable parts into
 per-dialog buffers; the host draws the buttons, handles Enter (approve — Ctrl+Enter
 while typing) and Escape (reject), and resolves through ``Actions.decide`` — the same
-``resolve`` the Hook API calls.
+``resolve`` the Hook API calls. MMA dialogs also have **Abort Track**, which rejects with
+``abort=True`` so the runtime stops the whole track.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from imgui_bundle import ImVec2, imgui
 
-from manual_slop.gui.modals import bodies
+from manual_slop.gui.modals import bodies, mma_step
+from manual_slop.gui.widgets import COLORS
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
 
-__all__ = ["MODAL_TITLES", "render_modals"]
+__all__ = ["ABORTABLE", "MODAL_TITLES", "render_modals"]
 
 MODAL_TITLES: dict[str, str] = {
     "confirm_script": "Confirm Script",
@@ -29,13 +31,16 @@ MODAL_TITLES: dict[str, str] = {
     "ask": "Question",
 }
 
+# MMA dialogs: besides approve and reject, the user may stop the whole track (abort=True)
+ABORTABLE = frozenset({"mma_step", "mma_spawn"})
+
 Body = Callable[["Ui", dict[str, Any], dict[str, Any]], None]
 Edits = Callable[["Ui", dict[str, Any], dict[str, Any]], "dict[str, Any] | None"]
 
 _BODIES: dict[str, tuple[Body, Edits]] = {
     "confirm_script": (bodies.confirm_script, bodies.confirm_script_edits),
     "tool_approval": (bodies.tool_approval, bodies.tool_approval_edits),
-    "mma_step": (bodies.mma_step, bodies.mma_step_edits),
+    "mma_step": (mma_step.mma_step, mma_step.mma_step_edits),
     "mma_spawn": (bodies.mma_spawn, bodies.mma_spawn_edits),
     "ask": (bodies.ask, bodies.ask_edits),
 }
@@ -72,9 +77,11 @@ def render_modals(ui: Ui) -> None:
     imgui.same_line()
     reject = imgui.button("Reject") or imgui.is_key_pressed(imgui.Key.escape, False)
     abort = False
-    if dialog["kind"] == "mma_spawn":
+    if dialog["kind"] in ABORTABLE:
         imgui.same_line()
+        imgui.push_style_color(imgui.Col_.button, COLORS["killed"] * 0.7)
         abort = imgui.button("Abort Track")
+        imgui.pop_style_color()
     imgui.same_line()
     imgui.text_disabled("Enter approves (Ctrl+Enter while editing), Escape rejects")
     decided = False

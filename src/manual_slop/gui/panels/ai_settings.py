@@ -1,72 +1,121 @@
-"""AI Settings: provider, model, endpoint, sampling parameters and the approval policy."""
+"""AI Settings: provider, model, endpoint, sampling parameters and the approval policy.
+
+The panel docks in the narrow right column, so its fields are a label-left form
+(:mod:`manual_slop.gui.form`): labels keep their full width and the widgets take the
+rest; status lines wrap.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from imgui_bundle import imgui
+from imgui_bundle import ImVec4, imgui
 
 from manual_slop.config import PROVIDER_NAMES
+from manual_slop.gui.form import form, form_row
 from manual_slop.gui.inputs import combo_field, text_field
-from manual_slop.gui.widgets import COLORS, text_colored
+from manual_slop.gui.widgets import COLORS
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
+    from manual_slop.state import AppState
 
-__all__ = ["render_ai_settings"]
+__all__ = ["LABELS", "render_ai_settings"]
 
 POLICIES = ["manual", "allow_list", "auto"]
+# row label -> id of its widget (the widget's own label is hidden: the row shows it)
+LABELS: dict[str, str] = {
+    "Provider": "##current_provider",
+    "Models": "##model_list",
+    "Model": "##current_model",
+    "Base URL": "##provider_base_url",
+    "Temperature": "##temperature",
+    "Top P": "##top_p",
+    "Max tokens": "##max_tokens",
+    "History limit": "##history_trunc_limit",
+    "Approval": "##approval_policy",
+}
+REFRESH = "Refresh##fetch_models"
 
 
 def render_ai_settings(ui: Ui) -> None:
     state = ui.state
-    imgui.push_item_width(imgui.get_content_region_avail().x * 0.6)
-    try:
-        _render(ui, state)
-    finally:
-        imgui.pop_item_width()
+    with form("##provider_form", list(LABELS)) as shown:
+        if shown:
+            _provider(ui, state)
+    _key_source(ui, state)
+    imgui.separator_text("Sampling")
+    with form("##sampling_form", list(LABELS)) as shown:
+        if shown:
+            _sampling(ui, state)
+    imgui.separator_text("Execution Clutch")
+    with form("##clutch_form", list(LABELS)) as shown:
+        if shown:
+            form_row("Approval", "who decides scripts, file edits and MMA steps")
+            auto = state.approval_policy == "auto"
+            if auto:
+                imgui.push_style_color(imgui.Col_.text, COLORS["warn"])
+            combo_field(ui, LABELS["Approval"], "approval_policy", POLICIES)
+            if auto:
+                imgui.pop_style_color()
+    if state.approval_policy == "auto":
+        _wrapped(COLORS["warn"], "AUTO: scripts, edits and MMA steps run without asking")
+    elif state.approval_policy == "allow_list":
+        imgui.text_disabled(f"{len(ui.ctrl.clutch.rules)} allow-list rule(s)")
 
 
-def _render(ui: Ui, state) -> None:
-    combo_field(ui, "Provider", "current_provider", list(PROVIDER_NAMES))
+def _provider(ui: Ui, state: AppState) -> None:
+    form_row("Provider")
+    combo_field(ui, LABELS["Provider"], "current_provider", list(PROVIDER_NAMES))
+    models = state.available_models
+    if models:
+        form_row("Models", "the provider's model list (Refresh fetches it)")
+        combo_field(ui, LABELS["Models"], "current_model", models)
+    form_row("Model", "the model name sent to the provider")
+    style = imgui.get_style()
+    refresh_width = imgui.calc_text_size("Refresh").x + 2 * style.frame_padding.x
+    model_width = imgui.get_content_region_avail().x - refresh_width - style.item_spacing.x
+    imgui.set_next_item_width(max(1.0, model_width))
+    text_field(ui, LABELS["Model"], "current_model", commit_on_change=False)
+    imgui.same_line()
+    if imgui.button(REFRESH):
+        ui.act.click("btn_fetch_models")
+    if imgui.is_item_hovered():
+        imgui.set_item_tooltip("fetch the provider's model list")
+    form_row("Base URL", "the provider's endpoint; empty = its default")
+    text_field(ui, LABELS["Base URL"], "provider_base_url", commit_on_change=False, hint="provider default")
+
+
+def _key_source(ui: Ui, state: AppState) -> None:
     source = ui.ctrl.credentials.source(state.current_provider)
     if state.current_provider in ("local", "gemini_cli", "openai_compatible"):
-        imgui.text_disabled("no API key needed" if source is None else f"API key from {source}")
+        _wrapped(COLORS["muted"], "no API key needed" if source is None else f"API key from {source}")
     elif source is None:
-        text_colored("warn", f"no API key for {state.current_provider} (credentials.toml or environment)")
+        _wrapped(COLORS["warn"], f"no API key for {state.current_provider} (credentials.toml or environment)")
     else:
-        imgui.text_disabled(f"API key from {source}")
+        _wrapped(COLORS["muted"], f"API key from {source}")
 
-    models = ui.state.available_models
-    if models:
-        combo_field(ui, "Model", "current_model", models)
-    text_field(ui, "Model name", "current_model", commit_on_change=False)
-    imgui.same_line()
-    if imgui.button("Refresh models"):
-        ui.act.click("btn_fetch_models")
-    text_field(ui, "Base URL", "provider_base_url", commit_on_change=False, hint="provider default")
 
-    imgui.separator_text("Sampling")
-    changed, value = imgui.slider_float("Temperature", state.temperature, 0.0, 2.0, "%.2f")
+def _sampling(ui: Ui, state: AppState) -> None:
+    form_row("Temperature")
+    changed, value = imgui.slider_float(LABELS["Temperature"], state.temperature, 0.0, 2.0, "%.2f")
     if changed:
         ui.act.set("temperature", value)
-    changed, value = imgui.slider_float("Top P", state.top_p, 0.0, 1.0, "%.2f")
+    form_row("Top P")
+    changed, value = imgui.slider_float(LABELS["Top P"], state.top_p, 0.0, 1.0, "%.2f")
     if changed:
         ui.act.set("top_p", value)
-    changed, value = imgui.input_int("Max tokens", state.max_tokens, 256, 4096)
+    form_row("Max tokens", "the most tokens one answer may have")
+    changed, value = imgui.input_int(LABELS["Max tokens"], state.max_tokens, 256, 4096)
     if changed:
         ui.act.set("max_tokens", max(1, value))
-    changed, value = imgui.input_int("History trunc limit", state.history_trunc_limit, 1000, 10000)
+    form_row("History limit", "history truncation: characters kept of old tool outputs")
+    changed, value = imgui.input_int(LABELS["History limit"], state.history_trunc_limit, 1000, 10000)
     if changed:
         ui.act.set("history_trunc_limit", max(0, value))
 
-    imgui.separator_text("Execution Clutch")
-    auto = state.approval_policy == "auto"
-    if auto:
-        imgui.push_style_color(imgui.Col_.text, COLORS["warn"])
-    combo_field(ui, "Approval policy", "approval_policy", POLICIES)
-    if auto:
-        imgui.pop_style_color()
-        text_colored("warn", "AUTO: scripts, edits and MMA steps run without asking")
-    elif state.approval_policy == "allow_list":
-        imgui.text_disabled(f"{len(ui.ctrl.clutch.rules)} allow-list rule(s) from the project file")
+
+def _wrapped(color: ImVec4, text: str) -> None:
+    imgui.push_style_color(imgui.Col_.text, color)
+    imgui.text_wrapped(text)
+    imgui.pop_style_color()

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from imgui_bundle import ImVec2, imgui, implot
 
+from manual_slop.gui.widgets import text_elided
+
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
 
@@ -35,9 +37,10 @@ def render_diagnostics(ui: Ui) -> None:
     else:
         imgui.text_colored(imgui.ImVec4(0.95, 0.35, 0.35, 1), f"degraded: {health['degraded_reason']}")
     if imgui.begin_table("##metrics", 3, imgui.TableFlags_.row_bg | imgui.TableFlags_.borders_inner_v):
-        imgui.table_setup_column("metric")
-        imgui.table_setup_column("now")
-        imgui.table_setup_column("average")
+        number = imgui.calc_text_size("00000.00").x  # the panel is narrow: numbers fixed, names elided
+        imgui.table_setup_column("metric", imgui.TableColumnFlags_.width_stretch)
+        imgui.table_setup_column("now", imgui.TableColumnFlags_.width_fixed, number)
+        imgui.table_setup_column("avg", imgui.TableColumnFlags_.width_fixed, number)
         imgui.table_headers_row()
         for label, key in (
             ("fps", "fps"),
@@ -69,7 +72,7 @@ def render_diagnostics(ui: Ui) -> None:
 def _row(label: str, now: float, average: float) -> None:
     imgui.table_next_row()
     imgui.table_set_column_index(0)
-    imgui.text_unformatted(label)
+    text_elided(label)
     imgui.table_set_column_index(1)
     imgui.text_unformatted(f"{now:.2f}")
     imgui.table_set_column_index(2)

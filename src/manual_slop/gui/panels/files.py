@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from imgui_bundle import imgui
 
-from manual_slop.gui.widgets import COLORS, clipped_rows
+from manual_slop.gui.widgets import COLORS, clipped_rows, text_elided
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
@@ -26,7 +26,7 @@ def _string_list(ui: Ui, title: str, field: str, key: str, hint: str) -> None:
         if imgui.small_button("x"):
             ui.act.set(field, items[:index] + items[index + 1 :])
         imgui.same_line()
-        imgui.text_unformatted(item)
+        text_elided(item, keep_end=True)
         imgui.pop_id()
     buffers = ui.gui.edit_buffers
     imgui.set_next_item_width(-60)
@@ -41,7 +41,7 @@ def _string_list(ui: Ui, title: str, field: str, key: str, hint: str) -> None:
 
 
 def render_files(ui: Ui) -> None:
-    imgui.text_disabled(f"base dir: {ui.gui.base_dir_cache[1] or ui.state.files_base_dir}")
+    _muted_wrapped(f"base dir: {ui.gui.base_dir_cache[1] or ui.state.files_base_dir}")
     _string_list(ui, "Tracked files and globs", "project_files", "add_path", "src/**/*.py or a file")
     _string_list(ui, "Excluded", "files_exclude", "add_exclude", "**/generated/**")
     _resolved(ui)
@@ -54,8 +54,9 @@ def _resolved(ui: Ui) -> None:
     if imgui.button("Refresh"):
         ui.act.click("btn_refresh_context")
     imgui.same_line()
-    status = ui.state.context_status
-    imgui.text_disabled(f"{status}  (press Refresh after changing the list)")
+    imgui.text_disabled(ui.state.context_status)
+    if imgui.is_item_hovered():
+        imgui.set_item_tooltip("press Refresh after changing the list")
     if not files:
         return
     flags = (
@@ -76,13 +77,13 @@ def _resolved(ui: Ui) -> None:
         imgui.table_set_column_index(0)
         kind = item.get("kind")
         if kind == "missing":
-            imgui.text_colored(COLORS["warn"], f"{path} (missing)")
+            text_elided(f"{path} (missing)", color=COLORS["warn"], keep_end=True)
         elif kind == "refused":  # the path policy never lets it reach a model: say why
-            imgui.text_colored(COLORS["error"], f"{path} (refused)")
+            text_elided(f"{path} (refused)", color=COLORS["error"], keep_end=True)
             if imgui.is_item_hovered():
-                imgui.set_tooltip(str(item.get("error", "")))
+                imgui.set_tooltip(f"{path}: {item.get('error', '')}")
         else:
-            imgui.text_unformatted(path)
+            text_elided(path, keep_end=True)
         imgui.table_set_column_index(1)
         mode = str(item.get("mode", "full"))
         imgui.set_next_item_width(-1)
@@ -98,3 +99,9 @@ def _resolved(ui: Ui) -> None:
 
     clipped_rows(len(files), row)
     imgui.end_table()
+
+
+def _muted_wrapped(text: str) -> None:
+    imgui.push_style_color(imgui.Col_.text, COLORS["muted"])
+    imgui.text_wrapped(text)
+    imgui.pop_style_color()

@@ -99,9 +99,11 @@ def render_logs(ui: Ui) -> None:
         return
     imgui.text_disabled(f"read-only: {gui.logs_session}")
     if imgui.begin_tab_bar("##log_streams"):
+        chosen = gui.tab_choices.pop("log_streams", None)  # select_tab log_streams
         for stream in LOG_STREAMS:
             entries = gui.logs_loaded.get(stream, [])
-            opened, _ = imgui.begin_tab_item(f"{stream} ({len(entries)})###{stream}")
+            flags = imgui.TabItemFlags_.set_selected if stream == chosen else 0
+            opened, _ = imgui.begin_tab_item(f"{stream} ({len(entries)})###{stream}", None, flags)
             if opened:
                 gui.logs_stream = stream
                 render_log_view(f"logs_{stream}", entries, gui.logs_filters[stream], GENERIC_COLUMNS, "kind")

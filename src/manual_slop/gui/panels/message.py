@@ -1,4 +1,8 @@
-"""Message: the box the user types into, and the buttons that send it."""
+"""Message: the box the user types into, and the buttons that send it or stop it.
+
+Gen + Send (Ctrl+Enter) is disabled while a request runs; Stop beside it is enabled
+only then, and cancels the running request (``btn_cancel_request``).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from imgui_bundle import ImVec2, imgui
 
-from manual_slop.gui.widgets import spinner_text, status_color
+from manual_slop.gui.widgets import COLORS, button, spinner_text, status_color
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
@@ -16,11 +20,26 @@ __all__ = ["render_message"]
 
 def render_message(ui: Ui) -> None:
     state = ui.state
+    request_id = state.active_request_id
+    running = request_id is not None
     send_chord = imgui.Key.mod_ctrl | imgui.Key.enter
-    if imgui.button("Gen + Send") or (
-        imgui.is_window_focused(imgui.FocusedFlags_.child_windows) and imgui.is_key_chord_pressed(send_chord)
+    sent = button("Gen + Send", not running, "a request is running; Stop it first")
+    if sent or (
+        not running
+        and imgui.is_window_focused(imgui.FocusedFlags_.child_windows)
+        and imgui.is_key_chord_pressed(send_chord)
     ):
         ui.act.click("btn_gen_send")
+    imgui.same_line()
+    stopping = running and (ui.ctrl.request_status(request_id) or {}).get("state") == "cancelling"
+    if running and not stopping:
+        imgui.push_style_color(imgui.Col_.button, COLORS["killed"] * 0.7)
+    why_not = "stopping…" if stopping else "no request is running"
+    stop = button("Stop", running and not stopping, why_not)
+    if running and not stopping:
+        imgui.pop_style_color()
+    if stop:
+        ui.act.click("btn_cancel_request")
     imgui.same_line()
     if imgui.button("MD Only"):
         ui.act.click("btn_md_only")
@@ -34,6 +53,8 @@ def render_message(ui: Ui) -> None:
     )
     imgui.same_line()
     imgui.text_disabled("(Ctrl+Enter sends)")
-    changed, value = imgui.input_text_multiline("##message", state.ai_input, ImVec2(-1, -1))
+    changed, value = imgui.input_text_multiline(
+        "##message", state.ai_input, ImVec2(-1, -1), imgui.InputTextFlags_.word_wrap
+    )
     if changed:
         ui.act.set("ai_input", value)

@@ -1,22 +1,35 @@
 """MMA Dashboard: epic → proposed tracks → tracks → tickets, with the run controls.
 
 Every button goes through the MMA actions (``btn_mma_*``); ticket edits (block with a
-reason, unblock, kill, per-ticket model) through their ticket actions.
+reason, unblock, kill, per-ticket model) through their ticket actions. A control that
+cannot act in the current ``mma_status`` is drawn disabled, with the reason on hover
+(:func:`control_blockers`). Tracks show title, id and creation time, so tracks with the
+same title can be told apart; long text is cut to its cell, the whole in a tooltip.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from imgui_bundle import ImVec2, imgui
 
 from manual_slop.gui.inputs import text_field
-from manual_slop.gui.widgets import COLORS, spinner_text, status_color
+from manual_slop.gui.widgets import (
+    COLORS,
+    button,
+    elide,
+    small_button,
+    spinner_text,
+    status_color,
+    text_colored,
+    text_elided,
+)
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
 
-__all__ = ["estimate_cost", "render_mma_dashboard"]
+__all__ = ["control_blockers", "created_label", "estimate_cost", "render_mma_dashboard"]
 
 # USD per million tokens (input, output); an estimate for the dashboard, not a bill.
 PRICES: dict[str, tuple[float, float]] = {
@@ -43,32 +56,63 @@ def estimate_cost(tier_usage: dict[str, Any]) -> float:
     return total
 
 
+LIVE = ("running", "paused")  # a conductor is alive: the run controls act on it
+
+
+def control_blockers(status: str, epic: str = "") -> dict[str, str]:
+    """Why each run control cannot act now ('' when it can), from ``mma_status``."""
+    live = status in LIVE
+    planning = status == "planning"
+    return {
+        "btn_mma_plan_epic": (
+            "planning is in progress" if planning else "" if epic.strip() else "write an epic first"
+        ),
+        "btn_mma_accept_tracks": "planning is in progress" if planning else "",
+        "btn_mma_start_track": (
+            "a track is running; pause or abort it first"
+            if live
+            else "planning is in progress"
+            if planning
+            else ""
+        ),
+        "btn_mma_pause": "" if status == "running" else "nothing is running",
+        "btn_mma_resume": "" if status in ("paused", "blocked", "stopped") else "nothing is paused",
+        "btn_mma_abort": "" if live else "nothing is running",
+        "btn_mma_abort_ticket": "" if live else "the track is not running",
+    }
+
+
 def render_mma_dashboard(ui: Ui) -> None:
     state = ui.state
     status = state.mma_status
-    busy = status not in ("idle", "done", "blocked", "error", "paused", "aborted")
+    busy = status not in ("idle", "done", "blocked", "error", "paused", "aborted", "stopped")
+    blockers = control_blockers(status, state.mma_epic_input)
     imgui.text("Status:")
     imgui.same_line()
     imgui.text_colored(status_color(status), f"{spinner_text()} {status}" if busy else status)
     if state.active_tier:
         imgui.same_line()
         imgui.text_disabled(f"| {state.active_tier} working")
-    _epic(ui)
-    _proposals(ui)
-    _tracks(ui)
-    _controls(ui)
-    _tickets(ui)
+    _epic(ui, blockers)
+    _proposals(ui, blockers)
+    _tracks(ui, blockers)
+    _controls(ui, blockers)
+    _tickets(ui, blockers)
     _usage(ui)
 
 
-def _epic(ui: Ui) -> None:
+def _action_button(ui: Ui, label: str, action: str, blockers: dict[str, str], user_data: Any = None) -> None:
+    if button(label, not blockers.get(action), blockers.get(action, "")):
+        ui.act.click(action, user_data)
+
+
+def _epic(ui: Ui, blockers: dict[str, str]) -> None:
     imgui.separator_text("Epic")
     text_field(ui, "##epic", "mma_epic_input", multiline=True, height_lines=3)
-    if imgui.button("Plan Epic"):
-        ui.act.click("btn_mma_plan_epic")
+    _action_button(ui, "Plan Epic", "btn_mma_plan_epic", blockers)
 
 
-def _proposals(ui: Ui) -> None:
+def _proposals(ui: Ui, blockers: dict[str, str]) -> None:
     proposed = ui.state.proposed_tracks
     if not proposed:
         return
@@ -79,62 +123,95 @@ def _proposals(ui: Ui) -> None:
     for index, track in enumerate(proposed):
         _, chosen[index] = imgui.checkbox(f"##accept{index}", chosen[index])
         imgui.same_line()
-        imgui.text_colored(COLORS["info"], f"[{track.get('priority', 'medium')}] {track.get('title', '?')}")
+        text_elided(f"[{track.get('priority', 'medium')}] {track.get('title', '?')}", color=COLORS["info"])
         if track.get("description"):
             imgui.indent()
             imgui.text_wrapped(str(track["description"]))
             imgui.unindent()
-    if imgui.button("Accept selected tracks"):
-        ui.act.click("btn_mma_accept_tracks", [i for i, keep in enumerate(chosen) if keep])
+    picked = [i for i, keep in enumerate(chosen) if keep]
+    why_not = blockers["btn_mma_accept_tracks"] or ("" if picked else "tick at least one track")
+    if button("Accept selected tracks", not why_not, why_not):
+        ui.act.click("btn_mma_accept_tracks", picked)
 
 
-def _tracks(ui: Ui) -> None:
+def created_label(stamp: Any) -> str:
+    """A track's creation time as the list shows it (local time, to the minute)."""
+    if not isinstance(stamp, int | float) or stamp <= 0:
+        return "?"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
+
+
+def _tracks(ui: Ui, blockers: dict[str, str]) -> None:
     tracks = ui.ctrl.fields.get("mma_tracks")
     if not tracks:
         return
     imgui.separator_text(f"Tracks ({len(tracks)})")
     flags = (
-        imgui.TableFlags_.row_bg | imgui.TableFlags_.borders_inner_v | imgui.TableFlags_.sizing_stretch_prop
+        imgui.TableFlags_.row_bg
+        | imgui.TableFlags_.borders_inner_v
+        | imgui.TableFlags_.resizable
+        | imgui.TableFlags_.sizing_stretch_prop
     )
-    if imgui.begin_table("##tracks", 4, flags):
-        imgui.table_setup_column("title")
-        imgui.table_setup_column("status", imgui.TableColumnFlags_.width_fixed, 90)
-        imgui.table_setup_column("tickets", imgui.TableColumnFlags_.width_fixed, 140)
-        imgui.table_setup_column("", imgui.TableColumnFlags_.width_fixed, 110)
-        imgui.table_headers_row()
-        for track in tracks:
-            imgui.table_next_row()
-            imgui.table_set_column_index(0)
-            imgui.text_unformatted(str(track.get("title", track.get("id", "?"))))
-            imgui.table_set_column_index(1)
-            imgui.text_colored(status_color(str(track.get("status", ""))), str(track.get("status", "")))
-            imgui.table_set_column_index(2)
-            counts = track.get("counts") or {}
-            done = counts.get("completed", 0) if isinstance(counts, dict) else 0
-            imgui.text_unformatted(f"{done} / {track.get('ticket_count', '?')} done")
-            imgui.table_set_column_index(3)
-            if imgui.small_button(f"Start##{track.get('id')}"):
-                ui.act.click("btn_mma_start_track", str(track.get("id", "")))
-            imgui.same_line()
-            if imgui.small_button(f"Archive##{track.get('id')}"):
-                ui.act.click("btn_mma_archive_track", str(track.get("id", "")))
-        imgui.end_table()
+    em = imgui.get_font_size()
+    if not imgui.begin_table("##tracks", 6, flags):
+        return
+    fixed = imgui.TableColumnFlags_.width_fixed
+    imgui.table_setup_column("title", imgui.TableColumnFlags_.width_stretch, 1.6)
+    imgui.table_setup_column("id", imgui.TableColumnFlags_.width_stretch, 1.0)
+    imgui.table_setup_column("created", fixed, imgui.calc_text_size("0000-00-00 00:00").x)
+    imgui.table_setup_column("status", fixed, 5.5 * em)
+    imgui.table_setup_column("done", fixed, imgui.calc_text_size("000 / 000").x)
+    imgui.table_setup_column("", fixed, imgui.calc_text_size("Start Archive").x + 4 * em)
+    imgui.table_headers_row()
+    active = (ui.state.active_track or {}).get("id")
+    for track in tracks:
+        track_id = str(track.get("id", ""))
+        status = str(track.get("status", ""))
+        imgui.table_next_row()
+        imgui.push_id(track_id)
+        imgui.table_set_column_index(0)
+        text_elided(str(track.get("title") or "(untitled)"))
+        if track.get("description") and imgui.is_item_hovered():
+            imgui.set_item_tooltip(_wrapped_tooltip(str(track["description"])))
+        imgui.table_set_column_index(1)
+        text_elided(track_id, color=COLORS["muted"], keep_end=True)
+        imgui.table_set_column_index(2)
+        imgui.text_unformatted(created_label(track.get("created_at")))
+        imgui.table_set_column_index(3)
+        text_elided(status, color=status_color(status))
+        imgui.table_set_column_index(4)
+        counts = track.get("counts") or {}
+        done = counts.get("completed", 0) if isinstance(counts, dict) else 0
+        imgui.text_unformatted(f"{done} / {track.get('ticket_count', '?')}")
+        imgui.table_set_column_index(5)
+        # the ## suffix keeps the items addressable by track id (tests, the palette)
+        if small_button(
+            f"Start##{track_id}", not blockers["btn_mma_start_track"], blockers["btn_mma_start_track"]
+        ):
+            ui.act.click("btn_mma_start_track", track_id)
+        imgui.same_line()
+        running_here = track_id == active and ui.state.mma_status in LIVE
+        if small_button(f"Archive##{track_id}", not running_here, "this track is running; abort it first"):
+            ui.act.click("btn_mma_archive_track", track_id)
+        imgui.pop_id()
+    imgui.end_table()
 
 
-def _controls(ui: Ui) -> None:
-    if imgui.button("Pause"):
-        ui.act.click("btn_mma_pause")
+def _wrapped_tooltip(text: str, limit: int = 2000) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _controls(ui: Ui, blockers: dict[str, str]) -> None:
+    _action_button(ui, "Pause", "btn_mma_pause", blockers)
     imgui.same_line()
-    if imgui.button("Resume"):
-        ui.act.click("btn_mma_resume")
+    _action_button(ui, "Resume", "btn_mma_resume", blockers)
     imgui.same_line()
     imgui.push_style_color(imgui.Col_.button, COLORS["killed"] * 0.7)
-    if imgui.button("Abort"):
-        ui.act.click("btn_mma_abort")
+    _action_button(ui, "Abort", "btn_mma_abort", blockers)
     imgui.pop_style_color()
 
 
-def _tickets(ui: Ui) -> None:
+def _tickets(ui: Ui, blockers: dict[str, str]) -> None:
     tickets = ui.state.mma_tickets
     if not tickets:
         return
@@ -145,53 +222,50 @@ def _tickets(ui: Ui) -> None:
         | imgui.TableFlags_.borders_inner_v
         | imgui.TableFlags_.scroll_y
         | imgui.TableFlags_.resizable
-        | imgui.TableFlags_.sizing_fixed_fit
     )
-    height = min(imgui.get_content_region_avail().y * 0.6, 30 + 26 * len(tickets))
-    if not imgui.begin_table("##tickets", 6, flags, ImVec2(0, max(120.0, height))):
+    row_height = imgui.get_frame_height_with_spacing()
+    height = min(imgui.get_content_region_avail().y * 0.6, row_height * (len(tickets) + 1.5))
+    if not imgui.begin_table("##tickets", 6, flags, ImVec2(0, max(6 * row_height, height))):
         return
     imgui.table_setup_scroll_freeze(0, 1)
-    for header, width in (
-        ("id", 48),
-        ("status", 84),
-        ("description", 0),
-        ("deps", 60),
-        ("model", 100),
-        ("", 150),
+    em = imgui.get_font_size()
+    fixed, stretch = imgui.TableColumnFlags_.width_fixed, imgui.TableColumnFlags_.width_stretch
+    for header, flags, size in (
+        ("id", fixed, 3.5 * em),
+        ("status", fixed, 6.5 * em),
+        ("description", stretch, 1.0),  # stretch weights: description 3 : deps 1
+        ("deps", stretch, 0.33),
+        ("model", fixed, 6.0 * em),
+        ("", fixed, 9.0 * em),
     ):
-        column_flags = imgui.TableColumnFlags_.width_fixed if width else imgui.TableColumnFlags_.width_stretch
-        imgui.table_setup_column(header, column_flags, width or -1.0)
+        imgui.table_setup_column(header, flags, size)
     imgui.table_headers_row()
     edits = ui.gui.ticket_edits
     clipper = imgui.ListClipper()
     clipper.begin(len(tickets))
     while clipper.step():
         for row in range(clipper.display_start, clipper.display_end):
-            _ticket_row(ui, tickets[row], edits)
+            _ticket_row(ui, tickets[row], edits, blockers)
     clipper.end()
     imgui.end_table()
 
 
-def _ticket_row(ui: Ui, ticket: dict[str, Any], edits: dict[str, dict[str, str]]) -> None:
+def _ticket_row(
+    ui: Ui, ticket: dict[str, Any], edits: dict[str, dict[str, str]], blockers: dict[str, str]
+) -> None:
     tid = str(ticket.get("id", "?"))
     status = str(ticket.get("status", ""))
     imgui.table_next_row()
     imgui.push_id(tid)
     imgui.table_set_column_index(0)
-    imgui.text_unformatted(tid)
+    text_elided(tid, keep_end=True)
     imgui.table_set_column_index(1)
-    imgui.text_colored(status_color(status), status)
-    if ticket.get("retry_count"):
-        imgui.same_line()
-        imgui.text_disabled(f"x{ticket['retry_count']}")
+    retries = f" x{ticket['retry_count']}" if ticket.get("retry_count") else ""
+    text_elided(status + retries, color=status_color(status))
     imgui.table_set_column_index(2)
-    text = str(ticket.get("description", ""))
-    reason = ticket.get("blocked_reason")
-    imgui.text_unformatted(f"{text}  — {reason}" if reason else text)
-    if imgui.is_item_hovered() and text:
-        imgui.set_tooltip(text if not reason else f"{text}\n\nblocked: {reason}")
+    _description_cell(ticket)
     imgui.table_set_column_index(3)
-    imgui.text_unformatted(", ".join(ticket.get("depends_on") or []))
+    text_elided(", ".join(map(str, ticket.get("depends_on") or [])))
     imgui.table_set_column_index(4)
     mine = edits.setdefault(tid, {})
     imgui.set_next_item_width(-1)
@@ -206,14 +280,36 @@ def _ticket_row(ui: Ui, ticket: dict[str, Any], edits: dict[str, dict[str, str]]
         if imgui.small_button("Unblock"):
             ui.act.click("btn_mma_unblock_ticket", tid)
     elif status == "todo":
-        imgui.set_next_item_width(100)
+        imgui.set_next_item_width(imgui.get_content_region_avail().x - imgui.calc_text_size("Block").x - 16)
         _, mine["reason"] = imgui.input_text_with_hint("##reason", "reason", mine.get("reason", ""))
         imgui.same_line()
         if imgui.small_button("Block"):
             ui.act.click("btn_mma_block_ticket", {"ticket_id": tid, "reason": mine.pop("reason", "")})
-    elif status == "in_progress" and imgui.small_button("Kill"):
-        ui.act.click("btn_mma_abort_ticket", tid)
+    elif status == "in_progress":
+        why_not = blockers["btn_mma_abort_ticket"]
+        if small_button("Kill", not why_not, why_not):
+            ui.act.click("btn_mma_abort_ticket", tid)
     imgui.pop_id()
+
+
+def _description_cell(ticket: dict[str, Any]) -> None:
+    """One line: the description, and the blocked reason beside it, each cut to fit; the
+    whole of both in the tooltip."""
+    text = str(ticket.get("description", ""))
+    reason = str(ticket.get("blocked_reason") or "")
+    width = imgui.get_content_region_avail().x
+    imgui.begin_group()
+    if reason:  # the description keeps at least half; the reason gets the rest
+        shown = elide(text, width * 0.5)
+        imgui.text_unformatted(shown)
+        imgui.same_line()
+        text_colored("blocked", elide(f"— {reason}", imgui.get_content_region_avail().x))
+    else:
+        imgui.text_unformatted(elide(text, width))
+    imgui.end_group()
+    if (text or reason) and imgui.is_item_hovered():
+        tip = text if not reason else f"{text}\n\nblocked: {reason}"
+        imgui.set_tooltip(_wrapped_tooltip(tip))
 
 
 def _usage(ui: Ui) -> None:

@@ -7,34 +7,37 @@ from typing import TYPE_CHECKING
 
 from imgui_bundle import imgui
 
+from manual_slop.gui.form import form, form_row
 from manual_slop.gui.inputs import text_field
+from manual_slop.gui.widgets import COLORS, elide
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
 
 __all__ = ["render_projects"]
 
+LABELS = ["Name", "Base dir", "Output dir"]
+
 
 def render_projects(ui: Ui) -> None:
-    imgui.push_item_width(imgui.get_content_region_avail().x * 0.65)
-    try:
-        _render(ui)
-    finally:
-        imgui.pop_item_width()
-
-
-def _render(ui: Ui) -> None:
     ctrl = ui.ctrl
     imgui.text_disabled("Project file")
     imgui.text_wrapped(str(ctrl.paths.project_file))
-    text_field(ui, "Name", "project_name", commit_on_change=False)
-    text_field(ui, "Base dir", "files_base_dir", commit_on_change=False)
+    with form("##project_form", LABELS) as shown:
+        if shown:
+            form_row("Name")
+            text_field(ui, "##project_name", "project_name", commit_on_change=False)
+            form_row("Base dir", "the folder file paths are relative to")
+            text_field(ui, "##files_base_dir", "files_base_dir", commit_on_change=False)
+            form_row("Output dir", "where MD Only writes the compiled context")
+            text_field(ui, "##output_dir", "output_dir", commit_on_change=False)
     # Resolving touches the file system: only when the project or base dir changes.
     key = (str(ctrl.paths.project_file), ui.state.files_base_dir)
     if ui.gui.base_dir_cache[0] != key:
         ui.gui.base_dir_cache = (key, str(ctrl.base_dir()))
-    imgui.text_disabled(f"= {ui.gui.base_dir_cache[1]}")
-    text_field(ui, "Output dir", "output_dir", commit_on_change=False)
+    imgui.push_style_color(imgui.Col_.text, COLORS["muted"])
+    imgui.text_wrapped(f"base dir = {ui.gui.base_dir_cache[1]}")
+    imgui.pop_style_color()
     imgui.text("System prompt")
     text_field(ui, "##system_prompt", "system_prompt", multiline=True, height_lines=6)
     if imgui.button("Save"):
@@ -58,8 +61,11 @@ def _render(ui: Ui) -> None:
     if recent:
         imgui.text_disabled("Recent")
         for index, path in enumerate(recent):
-            if imgui.selectable(f"{path}##recent{index}", False)[0]:
+            shown_path = elide(path, imgui.get_content_region_avail().x, keep_end=True)
+            if imgui.selectable(f"{shown_path}##recent{index}", False)[0]:
                 ui.act.click("btn_open_project", _resolve(ui, path))
+            if shown_path != path and imgui.is_item_hovered():
+                imgui.set_item_tooltip(path)
 
 
 def _resolve(ui: Ui, shown: str) -> str:

@@ -1,27 +1,61 @@
-"""Response: the last answer, rendered as markdown."""
+"""Response: the last answer, rendered as markdown.
+
+A stopped answer (``ai_status`` ``cancelled``) ends with the cut mark
+(:data:`~manual_slop.request_flow.CUT_MARK`); it is shown as what it is — the partial
+answer, then a note saying it was stopped and why — not as part of the markdown.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from imgui_bundle import imgui, imgui_md
 
+from manual_slop.gui.widgets import COLORS
+from manual_slop.request_flow import CUT_MARK
+
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
 
-__all__ = ["render_response"]
+__all__ = ["render_response", "split_cut"]
+
+_PREFIX, _, _SUFFIX = CUT_MARK.partition("{reason}")
+_CUT = re.compile(r"\s*" + re.escape(_PREFIX) + r"(?P<reason>.*?)" + re.escape(_SUFFIX) + r"\s*\Z", re.S)
+
+
+def split_cut(text: str) -> tuple[str, str | None]:
+    """``(answer, reason)``: the answer without a trailing cut mark, and the mark's reason
+    (None when the answer was not cut)."""
+    match = _CUT.search(text)
+    if match is None:
+        return text, None
+    return text[: match.start()], match.group("reason")
 
 
 def render_response(ui: Ui) -> None:
     text = ui.state.ai_response
+    body, reason = split_cut(text) if ui.state.ai_status == "cancelled" else (text, None)
     if imgui.button("Copy"):
-        imgui.set_clipboard_text(text)
+        imgui.set_clipboard_text(body)
     imgui.same_line()
-    imgui.text_disabled(f"{len(text):,} chars")
+    imgui.text_disabled(f"{len(body):,} chars")
+    if reason is not None:
+        imgui.same_line()
+        imgui.text_colored(COLORS["warn"], "| stopped: partial answer")
     imgui.separator()
     if imgui.begin_child("##response_body"):
-        if text:
-            imgui_md.render(text)
-        else:
+        if body.strip():
+            imgui_md.render(body)
+        elif reason is None:
             imgui.text_disabled("No response yet.")
+        if reason is not None:
+            imgui.spacing()
+            imgui.push_style_color(imgui.Col_.text, COLORS["warn"])
+            imgui.text_wrapped(
+                f"Answer cut short ({reason})."
+                if body.strip()
+                else f"No answer arrived before the request was stopped ({reason})."
+            )
+            imgui.pop_style_color()
     imgui.end_child()

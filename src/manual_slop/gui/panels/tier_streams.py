@@ -12,13 +12,14 @@ from imgui_bundle import ImVec2, imgui
 
 from manual_slop.gui.text_view import LongText
 from manual_slop.gui.widgets import clipped_rows
+from manual_slop.mma.models import TIERS as MMA_TIERS
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
 
 __all__ = ["TIERS", "index_tiers", "render_tier_streams", "stream_text"]
 
-TIERS = ("main", "Tier 1", "Tier 2", "Tier 3", "Tier 4")
+TIERS = ("main", *MMA_TIERS)
 
 
 def index_tiers(ui: Ui) -> dict[str, list[int]]:
@@ -68,9 +69,11 @@ def render_tier_streams(ui: Ui) -> None:
         imgui.text_colored(imgui.ImVec4(0.35, 0.65, 1.0, 1.0), f"{ui.state.active_tier} is working")
     if not imgui.begin_tab_bar("##tiers"):
         return
+    chosen = ui.gui.tab_choices.pop("tier_streams", None)  # select_tab tier_streams
     for tier in TIERS:
         positions = index.get(tier, [])
-        opened, _ = imgui.begin_tab_item(f"{tier} ({len(positions)})###{tier}")
+        flags = imgui.TabItemFlags_.set_selected if tier == chosen else 0
+        opened, _ = imgui.begin_tab_item(f"{tier} ({len(positions)})###{tier}", None, flags)
         if opened:
             cache = ui.gui.tier_texts.setdefault(tier, LongText())
             key = (len(positions), positions[-1] if positions else -1)

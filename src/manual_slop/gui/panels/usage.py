@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from imgui_bundle import ImVec2, imgui, implot
 
+from manual_slop.gui.widgets import text_elided
+
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
 
@@ -61,12 +63,16 @@ def _table(title: str, rows: dict[str, list[int]]) -> None:
         imgui.text_disabled("no responses yet")
         return
     if imgui.begin_table(f"##{title}", 3, imgui.TableFlags_.row_bg | imgui.TableFlags_.borders_inner_v):
-        for header in ("", "input", "output"):
-            imgui.table_setup_column(header)
+        number = imgui.calc_text_size("0,000,000").x  # numbers whole, names cut to what is left
+        imgui.table_setup_column("", imgui.TableColumnFlags_.width_stretch)
+        imgui.table_setup_column("input", imgui.TableColumnFlags_.width_fixed, number)
+        imgui.table_setup_column("output", imgui.TableColumnFlags_.width_fixed, number)
         imgui.table_headers_row()
         for name, (tokens_in, tokens_out) in sorted(rows.items()):
             imgui.table_next_row()
-            for column, text in enumerate((name, f"{tokens_in:,}", f"{tokens_out:,}")):
+            imgui.table_set_column_index(0)
+            text_elided(name)
+            for column, text in enumerate((f"{tokens_in:,}", f"{tokens_out:,}"), start=1):
                 imgui.table_set_column_index(column)
                 imgui.text_unformatted(text)
         imgui.end_table()

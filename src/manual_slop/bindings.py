@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from manual_slop.automation import ActionCall, InvalidValue, attr_getter, attr_setter
 from manual_slop.config import PROVIDER_NAMES
-from manual_slop.request_flow import CUT_MARK
+from manual_slop.request_flow import CUT_MARK, FALLBACK_MARK
 from manual_slop.schema import Field
 
 if TYPE_CHECKING:
@@ -81,7 +81,11 @@ def register_task_handlers(ctrl: AppController) -> None:
             text = f"{text.rstrip()}\n\n{mark}" if text.strip() else ""
             state.ai_response = text or mark
         else:
+            if task.get("fallback"):  # not the active provider: said in the answer itself
+                text = f"{FALLBACK_MARK.format(**task)}\n\n{text}"
             state.ai_response = text
+        if task.get("provider"):
+            state.ai_answered_by = f"{task['provider']} / {task.get('model') or '?'}"
         ctrl.set_ai_status({"error": "error", "cancelled": "cancelled"}.get(status, "done"))
         if request_id:
             ctrl.update_request(
@@ -90,6 +94,9 @@ def register_task_handlers(ctrl: AppController) -> None:
                 response=None if failed else text,
                 error=ctrl.redactor.redact(str(task.get("error"))) if failed else None,
                 finished=time.time(),
+                provider=task.get("provider") or None,
+                model=task.get("model") or None,
+                fallback=task.get("fallback") if task.get("provider") else None,
             )
         if state.active_request_id == request_id:
             state.active_request_id = None
@@ -168,6 +175,17 @@ def register_task_handlers(ctrl: AppController) -> None:
     )
 
 
+def _set_model(ctrl: AppController, model: str) -> None:
+    """The local provider takes only models it has: an unknown name is refused with the list."""
+    if ctrl.state.current_provider == "local":
+        from manual_slop.ai.providers.local import unknown_model_message
+
+        refusal = unknown_model_message(model, str(ctrl.setting("providers.local.model_path") or ""))
+        if refusal is not None:
+            raise InvalidValue(refusal)
+    ctrl.state.current_model = model
+
+
 def _required(task: dict[str, Any], key: str) -> Any:
     if key not in task:
         raise InvalidValue(f"task {task.get('action')!r} needs {key!r}")
@@ -186,6 +204,49 @@ def register_core_bindings(ctrl: AppController) -> None:
         lambda name: _switch_discussion(ctrl, name),
         "Discussion list; selecting one makes it the active discussion",
     )
+    _register_gui_tab_bars(ctrl)
+
+
+def _register_gui_tab_bars(ctrl: AppController) -> None:
+    """The desktop window's tab bars for ``select_tab``: its dock tabs (``panels``, by window
+    title) and the tab bars inside panels. Selecting records the choice in
+    ``state.tab_requests`` (headless too); the window shows and focuses the panel, or
+    selects the tab, at its next frame."""
+    from manual_slop.config import DEFAULT_WINDOWS
+    from manual_slop.mma.models import TIERS
+    from manual_slop.session_log import LOG_STREAMS
+
+    state = ctrl.state
+
+    def show_panel(title: str) -> None:
+        state.show_windows[title] = True
+        state.tab_requests["panels"] = title
+
+    def request(tab_bar: str) -> Any:
+        def select(tab: str) -> None:
+            state.tab_requests[tab_bar] = tab
+
+        return select
+
+    register = ctrl.tab_bars.register
+    register(
+        "panels",
+        lambda: list(DEFAULT_WINDOWS),
+        show_panel,
+        "The window's panels (dock tabs) by title; selecting one shows it and brings it to the front",
+    )
+    register(
+        "tier_streams",
+        lambda: ["main", *TIERS],
+        request("tier_streams"),
+        "The Tier Streams panel's tabs (main conversation, Tiers 1-4); selecting one shows that tier",
+    )
+    register(
+        "log_streams",
+        lambda: list(LOG_STREAMS),
+        request("log_streams"),
+        "The Logs panel's stream tabs of an opened session; selecting one shows that stream",
+    )
 
 
 def _register_fields(ctrl: AppController) -> None:
@@ -202,7 +263,7 @@ def _register_fields(ctrl: AppController) -> None:
         "current_model",
         Field(str, "", "Model of the active provider"),
         attr_getter(state, "current_model"),
-        attr_setter(state, "current_model"),
+        lambda value: _set_model(ctrl, value),
     )
     reg(
         "provider_base_url",
@@ -254,6 +315,11 @@ def _register_fields(ctrl: AppController) -> None:
     )
     reg("ai_response", Field(str, "", "The last response (read-only)"), attr_getter(state, "ai_response"))
     reg("ai_status", Field(str, "idle", "Status line (read-only)"), attr_getter(state, "ai_status"))
+    reg(
+        "ai_answered_by",
+        Field(str, "", "Provider / model that gave the last answer (read-only)"),
+        attr_getter(state, "ai_answered_by"),
+    )
     reg(
         "system_prompt",
         Field(str, "", "Project system prompt"),

@@ -146,8 +146,14 @@ def _global_schema() -> dict[str, Field]:
     for name in PROVIDER_NAMES:
         schema[f"providers.{name}.base_url"] = Field(str, "", f"{name} endpoint ('' = provider default)")
         schema[f"providers.{name}.model"] = Field(str, DEFAULT_MODELS[name], f"Last model used with {name}")
+        schema[f"providers.{name}.context_window"] = Field(
+            int, 0, f"Tokens {name}'s model holds (0 = as the provider or the app's table says)", minimum=0
+        )
     schema["providers.local.model_path"] = Field(
         str, "", "GGUF file of the local model ('' = bundled SmolLM2)"
+    )
+    schema["providers.local.max_tokens"] = Field(
+        int, 512, "Longest answer of the local model, in tokens (ai.max_tokens when smaller)", minimum=16
     )
     schema["providers.gemini_cli.binary"] = Field(str, "gemini", "The gemini CLI executable (name or path)")
     schema["providers.gemini_cli.approval_mode"] = Field(

@@ -69,6 +69,9 @@ __all__ = ["AppController", "ChatBackend", "LaunchOptions", "RequestRecord"]
 
 log = logging.getLogger(__name__)
 
+# per-provider settings handed to the provider objects (when the provider has them)
+PROVIDER_OPTIONS = ("model_path", "binary", "approval_mode", "context_window", "max_tokens")
+
 STALL_LIMIT_MS = 2000.0  # a frame loop silent for longer is reported unhealthy
 CANCEL_SETTLE_S = 1.2  # at shutdown, how long cancelled requests get to hand in their partial answers
 
@@ -547,7 +550,7 @@ class AppController:
                     "api_key": self.credentials.api_key(name),
                     "options": {
                         option: self.setting(f"providers.{name}.{option}")
-                        for option in ("model_path", "binary", "approval_mode")
+                        for option in PROVIDER_OPTIONS
                         if f"providers.{name}.{option}" in GLOBAL_SCHEMA
                     },
                 }

@@ -23,6 +23,7 @@ import itertools
 import logging
 import threading
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from manual_slop.automation import FeatureUnavailable
@@ -30,13 +31,15 @@ from manual_slop.cancel import CancelToken, RequestCancelled
 from manual_slop.events import UserRequestEvent
 
 if TYPE_CHECKING:
+    from manual_slop.ai.windows import RequestBudget
     from manual_slop.controller import AppController
 
-__all__ = ["CUT_MARK", "RequestFlow"]
+__all__ = ["CUT_MARK", "FALLBACK_MARK", "RequestFlow"]
 
 log = logging.getLogger(__name__)
 
 CUT_MARK = "[cut: {reason}]"  # ends the text of an answer that was stopped
+FALLBACK_MARK = "[answered by {provider} / {model}: {fallback}]"  # starts an answer from a fallback
 
 
 class RequestFlow:
@@ -113,7 +116,9 @@ class RequestFlow:
             ctrl.update_request(event.request_id, state="running")
             try:
                 text = await ctrl.loop.run_in_executor(ctrl.executor, self.send_blocking, event, token)
-                payload.update(text=text, status="done")
+                payload.update(text=str(text), status="done")
+                for key in ("provider", "model", "fallback"):  # who really answered (ai.client.Answer)
+                    payload[key] = getattr(text, key, "")
             except RequestCancelled as stop:
                 payload.update(text=stop.partial, status="cancelled", reason=stop.reason)
             except Exception as exc:
@@ -136,12 +141,18 @@ class RequestFlow:
             if self._session_discussion not in (None, event.discussion):
                 backend.reset_session()
             self._session_discussion = event.discussion
-        extras = self._send_extras(event, token)
         md_content, file_items = event.stable_md, event.file_items
-        if event.context is not None:  # aggregate here, on the request thread, not the main thread
+        fits = event.context is not None and getattr(backend, "fits_context", False)
+        refresher = None
+        if event.context is not None and not fits:  # aggregate here, on the request thread
             compiled = ctrl.context.compile(event.context, "send", extra={"request_id": event.request_id})
             md_content, file_items = compiled.markdown, compiled.file_items
-            extras["refresher"] = compiled.refresher(ctrl.context.cache)  # changed files in their views
+            refresher = compiled.refresher(ctrl.context.cache)  # changed files in their views
+        extras = self._send_extras(event, token)
+        if refresher is not None:
+            extras["refresher"] = refresher
+        if fits:
+            extras["fit_context"] = self._fitter(event)  # compiled for the answering model's window
         token.check()
         return backend.send(
             md_content,
@@ -151,6 +162,25 @@ class RequestFlow:
             discussion_history=event.disc_text,
             **extras,
         )
+
+    def _fitter(self, event: UserRequestEvent) -> Callable[[RequestBudget], tuple[str, Any]]:
+        """The context of ``event`` compiled for a provider's room (once per distinct room)."""
+        ctrl = self._ctrl
+        compiled_for: dict[tuple[str, int, int], tuple[str, Any]] = {}
+        assert event.context is not None
+        request = event.context
+
+        def fit(budget: RequestBudget) -> tuple[str, Any]:
+            key = (budget.model, budget.window, budget.reserved)
+            if key not in compiled_for:
+                extra = {"request_id": event.request_id}
+                compiled = ctrl.context.compile(request, "send", extra=extra, budget=budget)
+                if compiled.fit is not None:
+                    ctrl.update_request(event.request_id, context=compiled.fit.to_dict())
+                compiled_for[key] = (compiled.markdown, compiled.refresher(ctrl.context.cache))
+            return compiled_for[key]
+
+        return fit
 
     def _send_extras(self, event: UserRequestEvent, token: CancelToken) -> dict[str, Any]:
         """Tools context (approvals through the clutch), streaming into the response view, the token."""

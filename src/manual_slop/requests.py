@@ -31,9 +31,21 @@ class RequestRecord:
     error: str | None = None
     created: float = field(default_factory=time.time)
     finished: float | None = None
+    provider: str | None = None  # who answered (None until someone did)
+    model: str | None = None
+    fallback: str | None = None  # why not the active provider ('' when it was)
+    context: dict[str, Any] | None = None  # how the context was fitted to the window (context.fit)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"state": self.state, "response": self.response, "error": self.error}
+        return {
+            "state": self.state,
+            "response": self.response,
+            "error": self.error,
+            "provider": self.provider,
+            "model": self.model,
+            "fallback": self.fallback,
+            "context": self.context,
+        }
 
 
 class RequestBoard:
@@ -75,6 +87,11 @@ class RequestBoard:
         with self._lock:
             record = self._records.get(request_id)
             return record.cancel if record else None
+
+    def ids(self) -> list[str]:
+        """Every request id, oldest first."""
+        with self._lock:
+            return list(self._records)
 
     def unfinished(self) -> list[str]:
         """Ids of the requests that have not ended, oldest first."""

@@ -96,16 +96,20 @@ class AppState:
     context_files: list[dict[str, Any]] = field(default_factory=list)  # last compile, per file
     context_tokens: int = 0
     context_preview: str = ""
+    context_fit: dict[str, Any] = field(default_factory=dict)  # the last send's fit (context.fit)
     last_md_path: str = ""
     discussion_status: str = "idle"
     # GUI
     theme: str = "dark"
     font_scale: float = 1.0
     show_windows: dict[str, bool] = field(default_factory=dict)
+    # tab bar -> tab chosen over automation (select_tab); the window applies and removes it
+    tab_requests: dict[str, str] = field(default_factory=dict)
     # message / response
     ai_input: str = ""
     ai_response: str = ""
     ai_status: str = "idle"
+    ai_answered_by: str = ""  # "provider / model" of the last answer (a fallback says so)
     active_request_id: str | None = None
     available_models: list[str] = field(default_factory=list)  # of the active provider (btn_fetch_models)
     # MMA

@@ -37,6 +37,7 @@ class OpenAIFake(FakeServer):
         super().__init__(turns)
         self.api_key = api_key
         self.models = models or ["deepseek-chat", "deepseek-reasoner"]
+        self.windows: dict[str, int] = {}  # model -> context_length reported in the model list
         self._ids = itertools.count(1)
 
     def is_model_call(self, request: Recorded) -> bool:
@@ -58,7 +59,11 @@ class OpenAIFake(FakeServer):
                 200,
                 {
                     "object": "list",
-                    "data": [{"id": m, "object": "model", "owned_by": "fake"} for m in self.models],
+                    "data": [
+                        {"id": m, "object": "model", "owned_by": "fake"}
+                        | ({"context_length": self.windows[m]} if m in self.windows else {})
+                        for m in self.models
+                    ],
                 },
             )
         return super().route(request)

@@ -267,7 +267,12 @@ def test_gen_send_round_trip_updates_response_status_discussion_and_request(make
     assert ctrl.state.ai_input == "" and ctrl.state.ai_status == "sending..."
     pump_until(ctrl, lambda: ctrl.state.ai_status == "done")
     assert ctrl.state.ai_response == "hello back"
-    assert ctrl.request_status(request_id) == {"state": "done", "response": "hello back", "error": None}
+    status = ctrl.request_status(request_id)
+    assert {k: status[k] for k in ("state", "response", "error")} == {
+        "state": "done",
+        "response": "hello back",
+        "error": None,
+    }
     assert [(e["role"], e["content"]) for e in ctrl.state.discussion_entries()] == [
         ("User", "hi there"),
         ("AI", "hello back"),

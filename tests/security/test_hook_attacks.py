@@ -79,6 +79,7 @@ HARMFUL_BODIES: dict[str, dict[str, Any]] = {
     "/api/send": {"message": "attack: spend the user's tokens"},
     "/api/session/entries": {"role": "User", "content": ATTACK_MARK},
     "/api/shutdown": {},
+    "/api/requests/{id}/cancel": {},  # would stop the user's request
 }
 
 CATEGORIES = ("token", "host", "origin", "content_type", "nesting", "headers", "request_line")

@@ -31,14 +31,18 @@ from manual_slop.ai.refresh import FileRefresher, Refresher
 from manual_slop.ai.retry import RetryPolicy
 from manual_slop.ai.tool_loop import LoopSetup, ToolLoop
 from manual_slop.ai.transcript import Conversation
+from manual_slop.ai.windows import RequestBudget, budget_for
 from manual_slop.cancel import CancelToken, RequestCancelled
 from manual_slop.config import DEFAULT_MODELS, PROVIDER_NAMES, Secret
 from manual_slop.events import EventEmitter
 from manual_slop.tools.registry import ExecutionContext, PreToolCallback, ToolRegistry
 
-__all__ = ["BASE_INSTRUCTIONS", "AIClient", "ClientSettings", "ai_client"]
+__all__ = ["BASE_INSTRUCTIONS", "AIClient", "Answer", "ClientSettings", "ContextFit", "ai_client"]
 
 log = logging.getLogger(__name__)
+
+# fit_context(budget) -> (the context compiled to fit, the refresher of its files or None)
+ContextFit = Callable[[RequestBudget], tuple[str, Refresher | None]]
 
 BASE_INSTRUCTIONS = (
     "You are the assistant inside Manual Slop, a workbench where a human curates the context and "
@@ -103,8 +107,27 @@ class ClientSettings:
         )
 
 
+class Answer(str):
+    """A send's final text that also says who answered it: the provider and model that did,
+    and ``fallback`` — why not the active provider (``''`` when it was the active one)."""
+
+    provider: str
+    model: str
+    fallback: str
+
+    def __new__(cls, text: str, provider: str = "", model: str = "", fallback: str = "") -> Answer:
+        answer = super().__new__(cls, text)
+        answer.provider, answer.model, answer.fallback = provider, model, fallback
+        return answer
+
+    def __getnewargs__(self) -> tuple[str, str, str, str]:  # copies and pickles keep who answered
+        return (str(self), self.provider, self.model, self.fallback)
+
+
 class AIClient:
     """Multi-provider chat client with one tool loop, retries, fallback and a comms log."""
+
+    fits_context = True  # send() takes fit_context: the context compiled for each model's window
 
     def __init__(
         self,
@@ -372,12 +395,16 @@ class AIClient:
         tier: str | None = None,
         refresher: Refresher | None = None,
         cancel: CancelToken | None = None,
+        fit_context: ContextFit | None = None,
     ) -> str:
         """Send ``user_message`` with ``md_content`` as context; returns the model's final text.
 
         ``refresher`` reports files that changed after each tool round (default: a
         :class:`FileRefresher` over ``file_items``). ``cancel`` stops the send: it raises
         :class:`~manual_slop.cancel.RequestCancelled` with the answer as far as it got.
+        ``fit_context`` (instead of ``md_content``) compiles the context for the room each
+        provider of the chain has (:func:`~manual_slop.ai.windows.budget_for`); what it raises
+        (a context that cannot fit) ends the send before any call.
 
         Raises ProviderError (classified; ``ui_message()`` for the user) when every provider
         in the chain failed, ConfigurationError for unusable settings.
@@ -405,6 +432,7 @@ class AIClient:
                     keep_history=True,
                     refresher=refresher,
                     cancel=cancel,
+                    fit_context=fit_context,
                 )
             finally:
                 set_current_tier(previous_tier)
@@ -429,6 +457,7 @@ class AIClient:
         keep_history: bool,
         refresher: Refresher | None = None,
         cancel: CancelToken | None = None,
+        fit_context: ContextFit | None = None,
     ) -> str:
         with self._settings_lock:
             settings = self.settings.copy()
@@ -437,18 +466,21 @@ class AIClient:
         self._active_cancel = cancel  # cleanup() stops it
         self.last_usage = Usage()
         redact = self.redact_callback or _unchanged
-        if rag_engine is not None:
-            md_content = inject_rag_context(md_content, user_message, rag_engine, self._append_comms)
-        md_content, user_message, discussion_history = (
-            redact(md_content),
-            redact(user_message),
-            redact(discussion_history),
-        )
-        system = redact(
-            _system_text(system_prompt if system_prompt is not None else settings.system_prompt, md_content)
-        )
+        user_message, discussion_history = redact(user_message), redact(discussion_history)
+        prompt = system_prompt if system_prompt is not None else settings.system_prompt
+
+        def with_context(markdown: str) -> tuple[str, str]:  # (context, system text) as sent
+            if rag_engine is not None:
+                markdown = inject_rag_context(markdown, user_message, rag_engine, self._append_comms)
+            markdown = redact(markdown)
+            return markdown, redact(_system_text(prompt, markdown))
+
+        md_content, system = with_context(md_content) if fit_context is None else ("", "")
         refresher = refresher if refresher is not None else FileRefresher(file_items, base_dir)
         chain = self._chain(settings)
+        passed_over: list[str] = []  # why the answer does not come from the active provider
+        if chain[0] != settings.provider:
+            passed_over.append(f"{settings.provider} has no API key")
         exec_context = self._exec_context(context, base_dir, pre_tool_callback) if enable_tools else None
         if exec_context is not None and exec_context.abort is not None:
             cancel.on_cancel(exec_context.abort.set)  # running and pending tool calls stop too
@@ -465,6 +497,17 @@ class AIClient:
                 if discussion_history.strip() and not conversation.messages
                 else user_message
             )
+            if fit_context is not None:  # the context this provider's window has room for
+                budget = budget_for(
+                    provider,
+                    instructions=_system_text(prompt, ""),
+                    tools=self._tool_text(provider) if enable_tools else "",
+                    message=first,
+                    history=conversation.text(),
+                )
+                fitted, fitted_refresher = fit_context(budget)
+                md_content, system = with_context(fitted)
+                refresher = fitted_refresher or refresher
             setup = LoopSetup(
                 system=system,
                 context=md_content,
@@ -499,11 +542,12 @@ class AIClient:
                 ),
             )
             try:
-                return ToolLoop(provider, conversation, setup).run()
+                text = ToolLoop(provider, conversation, setup).run()
             except RequestCancelled:
                 raise  # a stop is not a failure: no fallback
             except AIError as error:
                 last_error = error
+                passed_over.append(f"{name} failed ({_short(error)})")
                 if index + 1 < len(chain):
                     reason = error.ui_message().replace("\n\n", " ")
                     self._append_comms(
@@ -512,8 +556,14 @@ class AIClient:
                     self._notify(
                         "warning", f"{name} failed ({_short(error)}); falling back to {chain[index + 1]}"
                     )
+                continue
+            return Answer(text, name, provider.answering_model(), "; ".join(passed_over))
         assert last_error is not None
         raise last_error
+
+    def _tool_text(self, provider: Provider) -> str:
+        """The tool declarations as ``provider``'s model reads them (for counting its window)."""
+        return provider.tool_text(self.registry().declarations("openai"))
 
     def _exec_context(
         self, context: ExecutionContext | None, base_dir: str, pre_tool_callback: PreToolCallback | None

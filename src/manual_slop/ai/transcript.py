@@ -80,6 +80,15 @@ class Conversation:
     def chars(self) -> int:
         return sum(m.size() for m in self.messages)
 
+    def text(self) -> str:
+        """Every turn's text, calls and outputs as plain text (for counting its tokens)."""
+        parts: list[str] = []
+        for message in self.messages:
+            parts.append(message.text)
+            parts.extend(f"{call.name} {call.args}" for call in message.tool_calls)
+            parts.extend(output.content for output in message.tool_outputs)
+        return "\n".join(part for part in parts if part)
+
     # -- repair --------------------------------------------------------------------------
     def repair(self) -> list[str]:
         """Make the history valid for any provider; returns a note per fix (empty: nothing to fix)."""

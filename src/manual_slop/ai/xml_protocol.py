@@ -19,6 +19,7 @@ model itself ends its turn (it must not invent tool outputs).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -70,6 +71,11 @@ class StreamParser:
         self._in_string = False
         self._escaped = False
         self.blocks = 0  # complete <execute> blocks seen
+
+    @property
+    def in_block(self) -> bool:
+        """True while an execute block is being written (its arguments may repeat legitimately)."""
+        return self._mode == "execute"
 
     @property
     def done(self) -> bool:
@@ -268,10 +274,12 @@ def render_text_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
     return out
 
 
-def protocol_prompt(declarations: Sequence[dict[str, Any]]) -> str:
+def protocol_prompt(declarations: Sequence[dict[str, Any]], *, compact: bool = False) -> str:
     """The system-prompt section that teaches the protocol and lists the tools.
 
-    ``declarations`` are tools in the ``openai`` format.
+    ``declarations`` are tools in the ``openai`` format. ``compact`` lists each tool on one
+    line — its parameters and the first sentence of its description — for models whose
+    window is small (the full list takes about 3,000 tokens, the compact one about 800).
     """
     lines = [
         "## Tools",
@@ -282,11 +290,36 @@ def protocol_prompt(declarations: Sequence[dict[str, Any]]) -> str:
         f"Calls in one block run at the same time. Never write {RESULTS_OPEN} yourself.",
         "When you have what you need, answer in plain text without an execute block.",
         "",
-        "Available tools:",
+        "Available tools:" if not compact else "Available tools (name(parameters); ? marks optional ones):",
     ]
     for declaration in declarations:
         function = declaration.get("function", declaration)
+        description = function.get("description", "").strip()
+        if compact:
+            lines.append(
+                f"- {function['name']}({_signature(function.get('parameters', {}))}): "
+                f"{_first_sentence(description)}"
+            )
+            continue
         params = json.dumps(function.get("parameters", {}), separators=(",", ":"))
-        lines.append(f"- {function['name']}: {function.get('description', '').strip()}")
+        lines.append(f"- {function['name']}: {description}")
         lines.append(f"  parameters: {params}")
     return "\n".join(lines)
+
+
+def _signature(schema: dict[str, Any]) -> str:
+    required = set(schema.get("required") or ())
+    parts = []
+    for name, spec in (schema.get("properties") or {}).items():
+        kind = spec.get("type", "") if isinstance(spec, dict) else ""
+        typed = f"{name}: {kind}" if kind and kind != "string" else name
+        parts.append(typed if name in required else f"{typed}?")
+    return ", ".join(parts)
+
+
+_SENTENCE_END = re.compile(r"(?<!e\.g)(?<!i\.e)\.\s+(?=[A-Z])")
+
+
+def _first_sentence(text: str) -> str:
+    end = _SENTENCE_END.search(text)
+    return text if end is None else text[: end.start() + 1]

@@ -45,10 +45,19 @@ from typing import TYPE_CHECKING, Any
 from manual_slop.context.errors import FileSetError, ViewError
 from manual_slop.context.file_cache import FileCache
 from manual_slop.context.fileset import resolve_files
-from manual_slop.context.items import FileItem, FileKind, ViewMode, ViewSpec, estimate_tokens, parse_views
+from manual_slop.context.items import (
+    MAX_FILE_BYTES,
+    FileItem,
+    FileKind,
+    ViewMode,
+    ViewSpec,
+    estimate_tokens,
+    parse_views,
+)
 from manual_slop.context.views import Summarizer, render_block
 
 if TYPE_CHECKING:
+    from manual_slop.context.fit import FitReport
     from manual_slop.context.refresh import ContextRefresher
     from manual_slop.tools.security import PathPolicy
 
@@ -258,6 +267,7 @@ class ContextRequest:
     subagent_summaries: bool = False
     subagent_min_chars: int = SUBAGENT_MIN_CHARS
     policy: PathPolicy | None = None  # the app's path policy: refused files are never read
+    read_limit: int = MAX_FILE_BYTES  # bigger files are listed by name, never read (see context.fit)
 
 
 @dataclass(slots=True)
@@ -270,6 +280,7 @@ class CompiledContext:
     problems: list[str]
     elapsed_s: float
     masks: tuple[re.Pattern[str], ...] = ()
+    fit: FitReport | None = None  # how it was fitted to the answering model's window (sends only)
 
     def refresher(self, cache: FileCache) -> ContextRefresher:
         """What the AI client checks after each tool round: these files, in the views sent."""
@@ -296,6 +307,7 @@ class CompiledContext:
             "omitted": self.files.omitted,
             "problems": list(self.problems),
             "elapsed_ms": round(self.elapsed_s * 1000.0, 1),
+            "fit": self.fit.to_dict() if self.fit is not None else None,
         }
 
 
@@ -310,7 +322,13 @@ def compile_context(
     problems += mask_problems
     resolved = resolve_files(base, request.paths, request.exclude)
     items = [
-        FileItem.load(r.path, r.name, views.get(r.name), refused=_refusal(request.policy, r.path))
+        FileItem.load(
+            r.path,
+            r.name,
+            views.get(r.name),
+            refused=_refusal(request.policy, r.path),
+            max_bytes=request.read_limit,
+        )
         for r in resolved
     ]
     files = aggregate(

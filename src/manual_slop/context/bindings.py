@@ -214,6 +214,16 @@ def _register_fields(ctrl: AppController) -> None:
         attr_getter(state, "context_status"),
     )
     reg(
+        "context_fit",
+        Field(
+            dict,
+            {},
+            "Last send: the answering model's window and what was shortened (degraded) or left out "
+            "(dropped) to fit it (read-only)",
+        ),
+        lambda: _fit_copy(state.context_fit),
+    )
+    reg(
         "context_preview",
         Field(str, "", "Last compiled context Markdown (read-only)"),
         attr_getter(state, "context_preview"),
@@ -377,3 +387,8 @@ def _register_discussion_actions(ctrl: AppController) -> None:
         "Summarize a discussion with the provider, tools disabled (user_data: name, default the active one)",
         user_data=_NAME,
     )
+
+
+def _fit_copy(fit: dict[str, Any]) -> dict[str, Any]:
+    """A copy the reader may keep (its lists are copied too)."""
+    return {k: [dict(d) for d in v] if isinstance(v, list) else v for k, v in fit.items()}

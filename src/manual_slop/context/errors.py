@@ -15,6 +15,7 @@ Hierarchy::
     │   └── EntryIndexError       an entry index outside the discussion
     ├── NothingToUndo             undo (or redo) with nothing recorded
     ├── GitError                  ``git rev-parse HEAD`` failed, timed out or git is missing
+    ├── ContextTooLarge           a request that cannot fit the model's window, even reduced
     └── SummaryError              a text-only provider call (compression, file summary) failed
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 __all__ = [
     "ContextError",
+    "ContextTooLarge",
     "DiscussionError",
     "DiscussionExists",
     "EntryIndexError",
@@ -77,6 +79,10 @@ class NothingToUndo(ContextError):
 
 class GitError(ContextError):
     """Raised when the project's git HEAD cannot be read."""
+
+
+class ContextTooLarge(ContextError):
+    """Raised before any call when a request cannot fit the answering model's window."""
 
 
 class SummaryError(ContextError):

@@ -29,6 +29,11 @@ Stamp = tuple[int, int]  # (st_mtime_ns, st_size)
 
 DEFAULT_MAX_TREES = 32
 DEFAULT_MAX_VIEW_CHARS = 64_000_000
+# A parsed tree takes ~180 bytes per source character (15 MB of Python peaked at 2.8 GB):
+# bigger sources are not parsed (their views fall back to text), and trees of sources
+# over KEEP_TREE_CHARS are not kept (their views are cached; the tree would only hold memory).
+MAX_PARSE_CHARS = 1_000_000
+KEEP_TREE_CHARS = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,17 +88,22 @@ class FileCache:
                 self._counts[1] += 1
                 result = None
         if result is None:
-            try:
-                result = ast.parse(source, filename=path)
-            except SyntaxError as exc:
-                result = _BrokenSource(str(exc.msg), exc.lineno, exc.offset)
-            except ValueError as exc:  # null bytes and the like
-                result = _BrokenSource(str(exc), None, None)
-            with self._lock:
-                self._trees[path] = (stamp, result)
-                self._trees.move_to_end(path)
-                while len(self._trees) > self.max_trees:
-                    self._trees.popitem(last=False)
+            if len(source) > MAX_PARSE_CHARS:
+                too_large = f"too large to parse ({len(source):,} characters; limit {MAX_PARSE_CHARS:,})"
+                result = _BrokenSource(too_large, None, None)
+            else:
+                try:
+                    result = ast.parse(source, filename=path)
+                except SyntaxError as exc:
+                    result = _BrokenSource(str(exc.msg), exc.lineno, exc.offset)
+                except ValueError as exc:  # null bytes and the like
+                    result = _BrokenSource(str(exc), None, None)
+            if isinstance(result, _BrokenSource) or len(source) <= KEEP_TREE_CHARS:
+                with self._lock:
+                    self._trees[path] = (stamp, result)
+                    self._trees.move_to_end(path)
+                    while len(self._trees) > self.max_trees:
+                        self._trees.popitem(last=False)
         if isinstance(result, _BrokenSource):
             result.raise_()
         assert isinstance(result, ast.Module)

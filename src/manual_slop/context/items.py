@@ -207,16 +207,24 @@ class FileItem:
     tokens: int = 0  # estimate of the rendered block (set by aggregation)
     effective_mode: ViewMode | None = None  # the mode aggregation used (None: omitted)
     refused: str = ""  # why the path policy refuses the file ('' when it does not): never read
+    max_bytes: int = MAX_FILE_BYTES  # a bigger file is listed, never read
+    too_large: bool = False  # the file was over ``max_bytes`` when last looked at
     _stamp: tuple[int, int] = field(default=(0, 0), repr=False)
 
     @classmethod
     def load(
-        cls, path: Path, name: str, view: ViewSpec | None = None, *, refused: str = ""
+        cls,
+        path: Path,
+        name: str,
+        view: ViewSpec | None = None,
+        *,
+        refused: str = "",
+        max_bytes: int = MAX_FILE_BYTES,
     ) -> FileItem:
-        """Read ``path`` now (not at all when ``refused`` says why it may not be read); problems
-        are recorded on the item, never raised."""
+        """Read ``path`` now (not at all when ``refused`` says why it may not be read, nor when it
+        is over ``max_bytes``); problems are recorded on the item, never raised."""
         view = view or ViewSpec()
-        item = cls(path, name, view.mode, view.slices, view.annotation, refused=refused)
+        item = cls(path, name, view.mode, view.slices, view.annotation, refused=refused, max_bytes=max_bytes)
         item.read()
         return item
 
@@ -240,7 +248,7 @@ class FileItem:
 
     def read(self) -> None:
         """(Re)load the file from disk and classify it (a refused file is never opened)."""
-        self.content, self.error = None, ""
+        self.content, self.error, self.too_large = None, "", False
         if self.refused:
             self.kind, self.error = FileKind.REFUSED, self.refused
             return
@@ -259,9 +267,9 @@ class FileItem:
         if self.path.suffix.lower() in IMAGE_TYPES:
             self.kind = FileKind.IMAGE
             return
-        if info.st_size > MAX_FILE_BYTES:
-            self.kind = FileKind.UNREADABLE
-            self.error = f"too large to read ({info.st_size:,} bytes; limit {MAX_FILE_BYTES:,})"
+        if info.st_size > self.max_bytes:  # checked before reading: a huge file is never loaded
+            self.kind, self.too_large = FileKind.UNREADABLE, True
+            self.error = f"too large to read ({info.st_size:,} bytes; limit {self.max_bytes:,})"
             return
         try:
             data = self.path.read_bytes()

@@ -39,14 +39,17 @@ from manual_slop.context.discussion_service import DiscussionService
 from manual_slop.context.discussions import format_history
 from manual_slop.context.errors import ContextError, ViewError
 from manual_slop.context.file_cache import FileCache
+from manual_slop.context.fit import fit_context, read_limit
 from manual_slop.context.items import ViewSpec, parse_views
 from manual_slop.context.jobs import run_job
 from manual_slop.context.subagent import summarize_file
 from manual_slop.context.undo import EditRecorder
 from manual_slop.context.views import Summarizer
+from manual_slop.memory import release_memory
 from manual_slop.schema import Problem
 
 if TYPE_CHECKING:
+    from manual_slop.ai.windows import RequestBudget
     from manual_slop.controller import AppController
     from manual_slop.state import AppState
 
@@ -154,6 +157,7 @@ class ContextService:
             system_prompt=s.system_prompt,
             subagent_summaries=s.subagent_summaries,
             policy=self._ctrl.path_policy(self._ctrl.base_dir()),
+            read_limit=read_limit(s.context_token_budget),  # a file no view of which fits: not read
         )
 
     def compile(
@@ -162,21 +166,39 @@ class ContextService:
         purpose: str = "send",
         settings: Mapping[str, Any] | None = None,
         extra: Mapping[str, Any] | None = None,
+        budget: RequestBudget | None = None,
     ) -> CompiledContext:
         """Aggregate now on the calling thread (never the main thread for real projects) and
-        post the outcome for the view; raises ContextError when the file set is unusable."""
+        post the outcome for the view; with a ``budget``, fitted to the answering model's
+        window (:func:`~manual_slop.context.fit.fit_context`). Raises ContextError when the
+        file set is unusable, ContextTooLarge when the request cannot fit."""
         with self._generation_lock:
             generation = next(self._generations)
         task: dict[str, Any] = {"action": "context_compiled", "purpose": purpose, "generation": generation}
         task.update(extra or {})
-        try:
-            compiled = compile_context(request, self.cache, self._summarizer(settings))
+        summarizer = self._summarizer(settings)
+
+        def compile_once(attempt: ContextRequest) -> CompiledContext:
+            compiled = compile_context(attempt, self.cache, summarizer)
             # A known secret inside an ordinary file (a key pasted into settings.py) never leaves.
             compiled.markdown = self._ctrl.redactor.redact(compiled.markdown)
+            return compiled
+
+        try:
+            if budget is None:
+                compiled = compile_once(request)
+            else:
+                compiled, report = fit_context(request, budget, compile_once)
+                compiled.fit = report
         except ContextError as exc:
             self._ctrl.post_gui_task({**task, "error": str(exc)})
             raise
-        self._ctrl.post_gui_task({**task, **compiled.summary(), "markdown": compiled.markdown})
+        finally:
+            release_memory()
+        task.update(compiled.summary(), markdown=compiled.markdown)
+        if compiled.fit is not None and (compiled.fit.degraded or compiled.fit.dropped):
+            task["fit_headline"] = compiled.fit.headline()
+        self._ctrl.post_gui_task(task)
         return compiled
 
     def _summarizer(self, settings: Mapping[str, Any] | None) -> Summarizer | None:
@@ -244,8 +266,11 @@ class ContextService:
         s.context_files = [dict(f) for f in [*task.get("files", []), *task.get("screenshots", [])]]
         s.context_tokens = int(task.get("tokens", 0))
         s.context_preview = str(task.get("markdown", ""))
+        s.context_fit = dict(task.get("fit") or {})
         for problem in task.get("problems", []):
             self._ctrl.notify("warning", f"context: {problem}")
+        if task.get("fit_headline"):
+            self._ctrl.notify("warning", str(task["fit_headline"]))
         self._ctrl.publish(
             "context_compiled",
             {k: task.get(k) for k in ("purpose", "tokens", "files_tokens", "omitted", "elapsed_ms")},

@@ -197,6 +197,14 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
             "state": {"enum": ["queued", "running", "cancelling", "done", "error", "cancelled"]},
             "response": _NULLABLE_STR,
             "error": _NULLABLE_STR,
+            "provider": _NULLABLE_STR,
+            "model": _NULLABLE_STR,
+            "fallback": _NULLABLE_STR,
+            "context": {
+                "type": ["object", "null"],
+                "description": "how the context was fitted to the answering model's window: window, "
+                "available, tokens, exact, degraded [{path, mode, effective_mode}], dropped [{path, reason}]",
+            },
         }
     ),
     "CancelledRequest": _obj({"request_id": _STR, "state": {"enum": ["cancelling", "cancelled"]}}),

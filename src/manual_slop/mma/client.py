@@ -17,6 +17,7 @@ send finishes on its daemon thread and its answer is dropped.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ __all__ = [
     "TierCaller",
     "TierClient",
     "TokenUsage",
+    "ToolObserver",
 ]
 
 POLL_S = 0.02  # how often a waiting caller looks at its abort event
@@ -68,6 +70,8 @@ class StepVerdict:
 
 
 StepGate = Callable[[StepRequest], StepVerdict]
+# sees the log entry of every tool call a send ran (tool, status, mutating, message ...)
+ToolObserver = Callable[[dict[str, Any]], None]
 
 
 @runtime_checkable
@@ -88,6 +92,7 @@ class TierClient(Protocol):
         enable_tools: bool = True,
         step_gate: StepGate | None = None,
         cancel: CancelToken | None = None,
+        tool_observer: ToolObserver | None = None,
     ) -> str: ...
 
     def last_usage(self) -> TokenUsage: ...
@@ -136,6 +141,7 @@ class TierCaller:
         enable_tools: bool = False,
         step_gate: StepGate | None = None,
         abort: threading.Event | None = None,
+        tool_observer: ToolObserver | None = None,
     ) -> str:
         """Send once as ``tier`` in a fresh session; Aborted when ``abort`` is set first. An abort
         during the call stops the send itself (its cancel token), as the Stop button does."""
@@ -143,7 +149,17 @@ class TierCaller:
             raise Aborted(f"{tier} call aborted before it started")
         token = CancelToken()
         future = self._executor.submit(
-            self._send, tier, md_content, message, model, base_dir, enable_tools, step_gate, abort, token
+            self._send,
+            tier,
+            md_content,
+            message,
+            model,
+            base_dir,
+            enable_tools,
+            step_gate,
+            abort,
+            token,
+            tool_observer,
         )
         while True:
             try:
@@ -166,6 +182,7 @@ class TierCaller:
         step_gate: StepGate | None,
         abort: threading.Event | None,
         token: CancelToken,
+        tool_observer: ToolObserver | None,
     ) -> str:
         with self._session_lock:
             if abort is not None and abort.is_set():
@@ -182,6 +199,7 @@ class TierCaller:
                     enable_tools=enable_tools,
                     step_gate=step_gate,
                     cancel=token,
+                    tool_observer=tool_observer,
                 )
             finally:
                 usage = client.last_usage()
@@ -235,6 +253,7 @@ class AIClientAdapter:
         enable_tools: bool = True,
         step_gate: StepGate | None = None,
         cancel: CancelToken | None = None,
+        tool_observer: ToolObserver | None = None,
     ) -> str:
         client = self._client
         if self._settings is not None:
@@ -242,7 +261,16 @@ class AIClientAdapter:
         callback = _pre_tool_callback(step_gate) if step_gate is not None else None
         extra: dict[str, Any] = {}
         if enable_tools and self._context is not None:
-            extra["context"] = self._context()
+            context = self._context()
+            if tool_observer is not None:
+                logged = context.on_tool_call
+
+                def on_tool_call(entry: dict[str, Any]) -> Any:
+                    tool_observer(entry)
+                    return logged(entry) if logged is not None else None
+
+                context = dataclasses.replace(context, on_tool_call=on_tool_call)
+            extra["context"] = context
         previous = client.model
         if model:
             client.set_provider(client.provider, model)

@@ -8,7 +8,10 @@ dialog, editable). An answer starting ``BLOCKED:`` blocks the ticket; one starti
 ``FAILED:`` or an exception counts as a failed attempt: Tier 4 summarizes it (and
 for ``FAILED:`` proposes a patch behind a ``tool_approval`` dialog), the model is
 escalated, and the ticket is retried up to ``max_retries`` times before it is
-blocked. The abort event is checked before work, in the step gate before each
+blocked. The worker's word is not enough to complete a ticket: an attempt whose every
+change failed (or was rejected), or that changed nothing while the ticket names files
+to change, is a failed attempt too, with the failed tool results as its reason
+(:func:`unfinished_work`). The abort event is checked before work, in the step gate before each
 tool runs, and after each send returns.
 """
 
@@ -34,7 +37,7 @@ from manual_slop.mma.models import Ticket
 from manual_slop.mma.prompts import BLOCKED_MARKER, FAILED_MARKER, tier3_worker_prompt
 from manual_slop.mma.tier4 import PathCheck, apply_patch, run_tier4_patch_generation, run_tier4_qa
 
-__all__ = ["TicketWorker", "WorkerHost", "default_tier3_context"]
+__all__ = ["TicketWorker", "WorkerHost", "default_tier3_context", "unfinished_work"]
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +121,7 @@ class TicketWorker:
         self.context_builder = context_builder or default_tier3_context
         self.track_title = track_title
         self.dependency_results = dependency_results or {}
+        self.patched = False  # a Tier 4 patch was applied for this ticket (a change it made)
 
     # -- the lifecycle --------------------------------------------------------------------
     def run(self) -> None:
@@ -137,6 +141,7 @@ class TicketWorker:
                 return
             prompt, context = decision.payload["prompt"], decision.payload["context_md"]
             notes = ""
+            ran: list[dict[str, Any]] = []  # every attempt's tool calls, as logged
             while True:
                 failure, patchable = "", False
                 try:
@@ -150,6 +155,7 @@ class TicketWorker:
                             enable_tools=True,
                             step_gate=self._step_gate,
                             abort=abort,
+                            tool_observer=ran.append,
                         )
                 except Aborted:
                     return
@@ -163,10 +169,13 @@ class TicketWorker:
                         reason = text[len(BLOCKED_MARKER) :].strip() or "the worker reported BLOCKED"
                         host.block(ticket.id, abort, reason, failed=False)
                         return
-                    if not text.startswith(FAILED_MARKER):
-                        host.complete(ticket.id, abort, answer)
-                        return
-                    failure, patchable = text[len(FAILED_MARKER) :].strip() or "(no failure output)", True
+                    if text.startswith(FAILED_MARKER):
+                        failure, patchable = text[len(FAILED_MARKER) :].strip() or "(no failure output)", True
+                    else:
+                        failure = unfinished_work(ticket, ran, self.patched) or ""
+                        if not failure:
+                            host.complete(ticket.id, abort, answer)
+                            return
                 if host.give_up(ticket.id):
                     host.block(ticket.id, abort, failure, failed=True)
                     return
@@ -263,8 +272,32 @@ class TicketWorker:
         except PatchError as exc:
             host.notify("warning", f"ticket {self.ticket.id}: the Tier 4 patch did not apply: {exc}")
             return notes + f"A Tier 4 patch could not be applied ({exc}); fix the failure yourself.\n"
+        self.patched = True
         shown = ", ".join(str(p.relative_to(host.base_dir)) for p in paths)
         return notes + f"A Tier 4 patch was applied to: {shown}. Verify it and finish the ticket.\n"
+
+
+def unfinished_work(ticket: Ticket, ran: list[dict[str, Any]], patched: bool = False) -> str | None:
+    """Why a ticket whose worker claims success did not do its work (None when it did): of
+    all its attempts' tool calls (``ran``), every change failed or was rejected, or nothing
+    changed (no change, no Tier 4 patch) while the ticket names files to change. The
+    reason quotes the failed tool results."""
+    changes = [entry for entry in ran if entry.get("mutating")]
+    if patched or any(entry.get("status") == "success" for entry in changes):
+        return None
+    if changes:
+        lines = [
+            f"- {entry.get('tool', '?')} ({entry.get('status', '?')}): "
+            f"{str(entry.get('message') or '(no message)')[:300]}"
+            for entry in changes
+        ]
+        return "the worker reported success, but every change it tried failed:\n" + "\n".join(lines)
+    if ticket.target_files:
+        return (
+            f"the worker reported success without changing anything; the ticket asks for changes to "
+            f"{', '.join(ticket.target_files)}"
+        )
+    return None
 
 
 def _describe(exc: BaseException) -> str:

@@ -120,7 +120,13 @@ def test_without_keys_the_local_model_answers_and_the_user_is_told(make_controll
     ctrl.fields.set("current_provider", "anthropic")
     send(ctrl, "hello?")
     pump_until(ctrl, lambda: ctrl.state.ai_status == "done", timeout=20)
-    assert ctrl.state.ai_response == "Offline, but here."
+    told = "[answered by local / SmolLM2-135M-Instruct: anthropic has no API key]"
+    assert ctrl.state.ai_response == f"{told}\n\nOffline, but here."  # in the answer, not only a toast
+    assert ctrl.state.ai_answered_by == "local / SmolLM2-135M-Instruct"
+    assert ctrl.state.discussion_entries()[-1]["content"].startswith(told)
+    status = ctrl.request_status(_last(ctrl))
+    assert status["provider"] == "local" and status["model"] == "SmolLM2-135M-Instruct"
+    assert status["fallback"] == "anthropic has no API key"
     assert any("local offline model" in n.message for n in ctrl.state.notifications)
 
 
@@ -134,7 +140,10 @@ def test_the_configured_fallback_chain_is_used(make_controller, app_dir: Path, f
     fake.push(Fail(401))
     send(ctrl, "hello?")
     pump_until(ctrl, lambda: ctrl.state.ai_status == "done", timeout=20)
-    assert ctrl.state.ai_response == "The local fallback."
+    assert ctrl.state.ai_response.endswith("\n\nThe local fallback.")
+    told = "[answered by local / SmolLM2-135M-Instruct: deepseek failed (auth"
+    assert ctrl.state.ai_response.startswith(told)
+    assert ctrl.request_status(_last(ctrl))["provider"] == "local"
     assert any(e["kind"] == "fallback" for e in ctrl.state.comms_log)
     assert any("falling back to local" in n.message for n in ctrl.state.notifications)
 
@@ -183,3 +192,22 @@ def test_an_html_page_instead_of_the_event_stream_is_an_api_error_not_retried(
         and "expected an event stream, got text/html" in ctrl.state.ai_response
     )
     assert len(fake.model_calls()) == 1  # not retried: it is the server's answer, not a broken connection
+
+
+def _last(ctrl) -> str:
+    """The id of the last request (the board keeps them in order)."""
+    return ctrl.requests.ids()[-1]
+
+
+def test_the_local_provider_refuses_a_model_it_does_not_have(make_controller) -> None:
+    from manual_slop.automation import InvalidValue
+
+    llama = FakeLlamaServer(["never"])
+    ctrl = make_controller(backend=AIClient(local_engine_factory=lambda **kw: llama))
+    with pytest.raises(InvalidValue, match=r"no model 'qwen2.5-coder-7b'; installed: SmolLM2-135M-Instruct"):
+        ctrl.fields.set("current_model", "qwen2.5-coder-7b")
+    assert ctrl.fields.get("current_model") == "SmolLM2-135M-Instruct"
+    ctrl.state.current_model = "qwen2.5-coder-7b"  # as a hand-edited config.toml would set it
+    send(ctrl, "hello?")
+    pump_until(ctrl, lambda: ctrl.state.ai_status == "error", timeout=20)
+    assert "no model 'qwen2.5-coder-7b'" in ctrl.state.ai_response and llama.requests == []

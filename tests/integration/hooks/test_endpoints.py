@@ -84,7 +84,16 @@ def test_every_endpoint_answers_per_contract(hook_app_factory) -> None:
 
     request_id = client.send("ping")
     final = client.wait_for_request(request_id, timeout=10)
-    assert final == {"state": "done", "response": "pong", "error": None}
+    # a stub backend's plain text names no provider, and it fits no window: those stay null
+    assert final == {
+        "state": "done",
+        "response": "pong",
+        "error": None,
+        "provider": None,
+        "model": None,
+        "fallback": None,
+        "context": None,
+    }
     assert backend.calls[0]["message"] == "ping"
     client.wait_for_value("ai_status", lambda v: v == "done")
 

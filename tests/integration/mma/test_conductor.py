@@ -348,3 +348,44 @@ def test_fault_injection_200_tickets_20_percent_failures(run_track) -> None:
             assert ticket.blocked_by or ticket.retry_count == 2, ticket
     assert conductor.status in (ConductorStatus.DONE, ConductorStatus.BLOCKED)
     assert worker_threads() == []
+
+
+def test_a_worker_cannot_complete_a_ticket_by_its_word_alone(run_track) -> None:
+    """Every edit failed, or nothing changed while the ticket names files: not completed."""
+
+    def respond(call: Call) -> str:
+        if call.tier == "Tier 4":
+            return "QA: the edit did not apply"
+        if call.ticket_id == "edits_failed":
+            call.ran("edit_file", "error", message="old_string was not found in mod.py")
+            return "Done, I updated mod.py."
+        if call.ticket_id == "did_nothing":
+            call.ran("read_file", "success", mutating=False)
+            return "Done."
+        if call.ticket_id == "did_it":
+            call.ran("edit_file", "error", message="old_string was not found")
+            call.ran("edit_file", "success")
+            return "Done."
+        return default_responder(call)
+
+    client = FakeTierClient(respond=respond)
+    tickets = [
+        Ticket("edits_failed", "fix mod.py", target_files=["mod.py"]),
+        Ticket("did_nothing", "fix util.py", target_files=["util.py"]),
+        Ticket("did_it", "fix app.py", target_files=["app.py"]),
+        Ticket("just_answer", "explain the design"),  # no files to change: its word is enough
+    ]
+    _, conductor = run_track(tickets, client, max_replans=0, tier4_patches=False)
+    assert conductor.join(10)
+    track = conductor.track
+    failed = track.ticket("edits_failed")
+    assert failed.status is TicketStatus.BLOCKED and failed.retry_count == 2  # retried with Tier 4 first
+    assert "every change it tried failed" in failed.blocked_reason
+    assert "edit_file (error): old_string was not found in mod.py" in failed.blocked_reason
+    nothing = track.ticket("did_nothing")
+    assert nothing.status is TicketStatus.BLOCKED
+    assert "without changing anything; the ticket asks for changes to util.py" in nothing.blocked_reason
+    assert track.ticket("did_it").status is TicketStatus.COMPLETED
+    assert track.ticket("just_answer").status is TicketStatus.COMPLETED
+    assert len([c for c in client.tier_calls("Tier 4") if "old_string" in c.message]) >= 1  # QA saw why
+    assert conductor.status is ConductorStatus.BLOCKED

@@ -31,6 +31,7 @@ class Call:
     ended: float = 0.0
     step_gate: StepGate | None = None
     answer: str = ""
+    tool_observer: Callable[[dict[str, Any]], None] | None = None
 
     @property
     def ticket_id(self) -> str | None:
@@ -40,6 +41,14 @@ class Call:
     def step(self, tool: str, args: dict[str, Any]) -> Any:
         assert self.step_gate is not None, "tools are off for this call"
         return self.step_gate(StepRequest(tool, args))
+
+    def ran(self, tool: str, status: str = "success", *, mutating: bool = True, message: str = "") -> None:
+        """Report a tool call as the real client's tool log would (what the worker checks)."""
+        if self.tool_observer is not None:
+            entry = {"tool": tool, "status": status, "mutating": mutating}
+            if message:
+                entry["message"] = message
+            self.tool_observer(entry)
 
 
 def default_responder(call: Call) -> str:
@@ -86,6 +95,7 @@ class FakeTierClient:
         enable_tools: bool = True,
         step_gate: StepGate | None = None,
         cancel: object = None,  # the real client's cancel token; the script decides here
+        tool_observer: Callable[[dict[str, Any]], None] | None = None,
     ) -> str:
         call = Call(
             getattr(self._local, "tier", None),
@@ -95,6 +105,7 @@ class FakeTierClient:
             threading.current_thread().name,
             time.monotonic(),
             step_gate=step_gate if enable_tools else None,
+            tool_observer=tool_observer if enable_tools else None,
         )
         with self._lock:
             self.calls.append(call)

@@ -54,7 +54,7 @@ class ContractClient:
     def get_token_usage(self) -> dict[str, int]:
         return {"input_tokens": 7, "output_tokens": 3, "cache_read_tokens": 0, "cache_write_tokens": 0}
 
-    def send(self, md_content, user_message, *, base_dir, enable_tools, pre_tool_callback, tier, cancel):
+    def send(self, md_content, user_message, *, base_dir, enable_tools, pre_tool_callback, tier, **more):
         request = ApprovalRequest(ToolCall("1", "write_file", {"path": "a"}), "diff")
         self.seen.append(pre_tool_callback(request))
         return f"{tier}/{self.model}/{enable_tools}"

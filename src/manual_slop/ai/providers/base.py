@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import abc
 import importlib
+import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from typing import Any, ClassVar
 
 from manual_slop.ai.errors import ErrorKind, ProviderError
 from manual_slop.ai.messages import ModelReply, ModelRequest
+from manual_slop.ai.windows import table_window
+from manual_slop.ai.xml_protocol import protocol_prompt
 from manual_slop.config import Secret
 
 __all__ = [
@@ -116,6 +119,39 @@ class Provider(abc.ABC):
     def list_models(self) -> list[str]:
         """Model ids this endpoint offers."""
         return []
+
+    def answering_model(self) -> str:
+        """The model that actually answers the calls (the local provider names its loaded file)."""
+        return self.config.model
+
+    # -- the window -----------------------------------------------------------------------------
+    def context_window(self) -> int:
+        """Tokens the model holds: ``providers.<name>.context_window``, else what the provider
+        knows (:meth:`known_window`), else the app's table (:mod:`manual_slop.ai.windows`)."""
+        configured = int(self.config.options.get("context_window") or 0)
+        return configured or self.known_window() or table_window(self.name, self.config.model)
+
+    def known_window(self) -> int:
+        """The window as the provider itself knows it (0: it does not)."""
+        return 0
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` on this model: an estimate (one per four characters) unless the
+        provider has the model's tokenizer (:attr:`exact_count`)."""
+        return (len(text) + 3) // 4
+
+    exact_count: ClassVar[bool] = False  # True: count_tokens is the model's own tokenizer
+
+    def tool_text(self, declarations: list[dict[str, Any]]) -> str:
+        """The tool declarations (``openai`` format) as this provider's model reads them."""
+        if self.native_tools:
+            return json.dumps(declarations, separators=(",", ":"))
+        return protocol_prompt(declarations)
+
+    def answer_tokens(self) -> int:
+        """Room the request leaves for the answer: ``max_tokens``, at most a quarter of the window
+        (an 8,192-token model is not left without room for the question)."""
+        return max(16, min(self.config.max_tokens, self.context_window() // 4))
 
     # -- lifetime ------------------------------------------------------------------------------
     def reset(self) -> None:

@@ -16,15 +16,27 @@ A cancel stops the call from its callback: between two generated tokens, and whi
 prompt is read, between two batches of :data:`PROMPT_BATCH` tokens (the server reports its
 progress after each; measured here, a batch takes about 0.6 s on one core, and smaller
 batches cost no speed).
+
+A 135M model loops easily, so answers are bounded three ways: ``providers.local.max_tokens``
+(512 by default; ``ai.max_tokens`` when that is smaller; at most half the window), a mild
+repeat penalty (:data:`REPEAT_PENALTY`; 1.3 made the text meaningless) and a repetition
+stop (:func:`repeated_tail`): when the end of the answer repeats one piece four times over
+at least :data:`LOOP_MIN_CHARS` characters, generation stops and the answer keeps one copy,
+marked.
+
+The window is the ``n_ctx`` the model was loaded with, and tokens are counted by the model's
+own tokenizer (the listener's ``/tokenize``), so a request is fitted to the real window.
 """
 
 from __future__ import annotations
 
+import http.client
 import importlib.util
 import json
 import os
 import secrets
 import threading
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,11 +54,30 @@ from manual_slop.ai.xml_protocol import (
 )
 from manual_slop.config import DEFAULT_MODELS
 
-__all__ = ["DEFAULT_GGUF", "DEFAULT_N_CTX", "LocalProvider", "bundled_model_path", "default_threads"]
+__all__ = [
+    "DEFAULT_GGUF",
+    "DEFAULT_MAX_NEW_TOKENS",
+    "DEFAULT_N_CTX",
+    "LOOP_MARK",
+    "LocalProvider",
+    "bundled_model_path",
+    "default_threads",
+    "installed_models",
+    "repeated_tail",
+    "unknown_model_message",
+]
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_CTX = 8192
+DEFAULT_MAX_NEW_TOKENS = 512
 PROMPT_BATCH = 128  # tokens of prompt read between two chances to cancel
+REPEAT_PENALTY = 1.1
+LOOP_MIN_CHARS = 200  # a repeated tail shorter than this is not called a loop
+LOOP_MAX_PERIOD = 200
+LOOP_COPIES = 4
+LOOP_MARK = "[stopped: the model was repeating itself]"
+TOKENIZE_TIMEOUT_S = 10.0
+COMPACT_TOOLS_WINDOW = 16_384  # windows up to this get the one-line-per-tool list
 EngineFactory = Callable[..., Any]
 
 
@@ -63,6 +94,32 @@ def bundled_model_path() -> Path | None:
     return None
 
 
+def installed_models(model_path: str = "") -> list[str]:
+    """The local models that can answer: the bundled SmolLM2 (when installed) and the GGUF file
+    ``providers.local.model_path`` names (by its path)."""
+    models = [DEFAULT_MODELS["local"]] if bundled_model_path() is not None else []
+    configured = model_path.strip()
+    if configured and Path(configured).expanduser().is_file():
+        models.append(configured)
+    return models
+
+
+def unknown_model_message(model: str, model_path: str = "") -> str | None:
+    """Why ``model`` cannot be the local model (None when it can): the local provider runs only
+    models it has, and says so instead of answering with another under that name."""
+    name = model.strip()
+    if not name or name in installed_models(model_path):
+        return None
+    if name.endswith(".gguf") and Path(name).expanduser().is_file():
+        return None
+    installed = ", ".join(installed_models(model_path)) or "none (run `make setup`)"
+    return (
+        f"the local provider has no model {name!r}; installed: {installed}. To use another model, "
+        "set providers.local.model_path to its .gguf file, or point the app at a server that has it "
+        "(the openai_compatible provider: Ollama, llama.cpp server, LM Studio)"
+    )
+
+
 def default_threads() -> int:
     """One core fewer than the machine has (at least 1, at most 8).
 
@@ -73,8 +130,30 @@ def default_threads() -> int:
     return max(1, min(8, (os.cpu_count() or 2) - 1))
 
 
-def xllamacpp_engine(model_path: Path, n_ctx: int, n_threads: int) -> Any:
-    """Load ``model_path`` into an ``xllamacpp.Server`` whose listener needs a random key."""
+def repeated_tail(text: str) -> tuple[int, int] | None:
+    """``(start, period)`` when ``text`` ends in one piece repeated at least
+    :data:`LOOP_COPIES` times over at least :data:`LOOP_MIN_CHARS` characters; else None.
+    ``start`` is where the repetition begins (``text[start:start + period]`` is one copy)."""
+    size = len(text)
+    if size < LOOP_MIN_CHARS:
+        return None
+    end = text[-max(LOOP_MAX_PERIOD * LOOP_COPIES, LOOP_MIN_CHARS) :]  # all any period looks at
+    for period in range(1, min(LOOP_MAX_PERIOD, size // LOOP_COPIES) + 1):
+        span = max(period * LOOP_COPIES, LOOP_MIN_CHARS)
+        if span > size:
+            break
+        tail = end[len(end) - span :]
+        if tail[period:] == tail[:-period]:  # the tail is periodic with this period
+            start = size - span
+            while start > 0 and text[start - 1] == text[start - 1 + period]:
+                start -= 1  # back to where the repetition really begins
+            return start, period
+    return None
+
+
+def xllamacpp_engine(model_path: Path, n_ctx: int, n_threads: int, api_key: str = "") -> Any:
+    """Load ``model_path`` into an ``xllamacpp.Server`` whose listener needs ``api_key``
+    (a random one when not given)."""
     import xllamacpp
 
     params = xllamacpp.CommonParams()
@@ -86,7 +165,7 @@ def xllamacpp_engine(model_path: Path, n_ctx: int, n_threads: int) -> Any:
     params.n_ubatch = PROMPT_BATCH
     params.offline = True
     params.verbosity = -1  # llama.cpp's own logging would flood stderr
-    params.api_keys = [secrets.token_urlsafe(32)]
+    params.api_keys = [api_key or secrets.token_urlsafe(32)]
     return xllamacpp.Server(params)
 
 
@@ -100,7 +179,9 @@ class LocalProvider(Provider):
         self._engine_factory = engine_factory or xllamacpp_engine
         self._engine: Any = None
         self._engine_lock = threading.Lock()
+        self._api_key = secrets.token_urlsafe(32)  # the listener's key: never leaves this object
         self.model_path: Path | None = None
+        self.exact_count = False  # set once the model's tokenizer has answered
 
     # -- the model ---------------------------------------------------------------------------
     @property
@@ -110,11 +191,52 @@ class LocalProvider(Provider):
     def budget(self) -> tuple[int, int]:
         if self.config.max_prompt_tokens > 0:
             return super().budget()
-        room = max(512, self.n_ctx - self._max_new_tokens() - 64)
+        # history trimming counts one token per four characters; real text runs up to a
+        # quarter denser on this tokenizer, so keep a fifth of the room in reserve
+        room = max(512, int((self.n_ctx - self._max_new_tokens()) * 0.8))
         return room, room
 
     def _max_new_tokens(self) -> int:
-        return max(16, min(self.config.max_tokens, self.n_ctx // 2))
+        configured = int(self.config.options.get("max_tokens") or DEFAULT_MAX_NEW_TOKENS)
+        return max(16, min(configured, self.config.max_tokens, self.n_ctx // 2))
+
+    def known_window(self) -> int:
+        return self.n_ctx
+
+    def tool_text(self, declarations: list[dict[str, Any]]) -> str:
+        # a small window cannot spare 3,000 tokens for the full declarations
+        return protocol_prompt(declarations, compact=self.n_ctx <= COMPACT_TOOLS_WINDOW)
+
+    def answer_tokens(self) -> int:
+        return self._max_new_tokens()
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` by the model's own tokenizer (an estimate if it cannot answer)."""
+        try:
+            address = getattr(self.engine(), "listening_address", "")
+        except ConfigurationError:
+            address = ""
+        if not address or not text:
+            return super().count_tokens(text)
+        url = urllib.parse.urlsplit(address)
+        # http.client, not urllib: no proxy from the environment may see this request
+        host = url.hostname or "127.0.0.1"
+        connection = http.client.HTTPConnection(host, url.port, timeout=TOKENIZE_TIMEOUT_S)
+        try:
+            body = json.dumps({"content": text})
+            headers = {"Content-Type": "application/json", "Authorization": f"Bearer {self._api_key}"}
+            connection.request("POST", "/tokenize", body, headers)
+            response = connection.getresponse()
+            reply = json.loads(response.read()) if response.status == 200 else {}
+        except (OSError, ValueError):
+            reply = {}
+        finally:
+            connection.close()
+        tokens = reply.get("tokens") if isinstance(reply, dict) else None
+        if not isinstance(tokens, list):
+            return super().count_tokens(text)
+        self.exact_count = True
+        return len(tokens)
 
     def resolve_model_path(self) -> Path:
         configured = str(self.config.options.get("model_path") or "").strip()
@@ -126,6 +248,9 @@ class LocalProvider(Provider):
                 )
             return path
         model = self.config.model.strip()
+        refusal = unknown_model_message(model)
+        if refusal is not None:
+            raise ConfigurationError(refusal)
         if model.endswith(".gguf"):
             path = Path(model).expanduser()
             if path.is_file():
@@ -144,7 +269,9 @@ class LocalProvider(Provider):
                 path = self.resolve_model_path()
                 threads = int(self.config.options.get("n_threads") or default_threads())
                 try:
-                    self._engine = self._engine_factory(model_path=path, n_ctx=self.n_ctx, n_threads=threads)
+                    self._engine = self._engine_factory(
+                        model_path=path, n_ctx=self.n_ctx, n_threads=threads, api_key=self._api_key
+                    )
                 except ImportError as exc:
                     raise ConfigurationError(f"xllamacpp is not installed ({exc}); run `make setup`") from exc
                 self.model_path = path
@@ -160,7 +287,7 @@ class LocalProvider(Provider):
         if request.declarations is not None:
             declarations = request.declarations("openai")
             if declarations:
-                system_parts.append(protocol_prompt(declarations))
+                system_parts.append(self.tool_text(declarations))
         system = "\n\n".join(part for part in system_parts if part and part.strip())
         messages = ([{"role": "system", "content": system}] if system else []) + render_text_messages(
             request.messages
@@ -170,6 +297,7 @@ class LocalProvider(Provider):
             "max_tokens": self._max_new_tokens(),
             "temperature": self.config.temperature,
             "top_p": self.config.top_p,
+            "repeat_penalty": REPEAT_PENALTY,
             "stream": True,
             "stream_options": {"include_usage": True},
             "return_progress": True,  # a callback per prompt batch: the chance to cancel while reading
@@ -183,6 +311,11 @@ class LocalProvider(Provider):
         usage = Usage()
         tools = request.declarations is not None
         failure: list[str] = []
+        # A call stopped at a tool block gets no usage chunk: count the prompt (the server's
+        # progress reports its size) and the generated tokens (one per chunk) instead.
+        counted = {"prompt": 0, "generated": 0}
+        generated: list[str] = []  # the raw text, execute blocks included (the loop check reads it)
+        finish = {"reason": "", "looping": False}
 
         def on_chunk(chunk: Any) -> bool:
             if request.cancel.cancelled:
@@ -195,12 +328,22 @@ class LocalProvider(Provider):
             if chunk.get("usage"):
                 usage.input_tokens = int(chunk["usage"].get("prompt_tokens") or 0)
                 usage.output_tokens = int(chunk["usage"].get("completion_tokens") or 0)
+            progress = chunk.get("prompt_progress")
+            if isinstance(progress, dict):
+                counted["prompt"] = int(progress.get("total") or counted["prompt"])
             for choice in chunk.get("choices") or []:
+                finish["reason"] = choice.get("finish_reason") or finish["reason"]
                 piece = (choice.get("delta") or {}).get("content")
                 if piece:
+                    counted["generated"] += 1
+                    generated.append(piece)
                     events = parser.feed(piece) if tools else [ProtocolEvent(EventKind.TEXT, piece)]
                     for shown in turn.apply(events):
                         request.stream.emit(shown)
+                    check = counted["generated"] % 4 == 0 and not (tools and parser.in_block)
+                    if check and repeated_tail("".join(generated[-200:])):
+                        finish["looping"] = True
+                        return True
             return tools and parser.done  # stop generating once the execute block closed
 
         try:
@@ -211,6 +354,8 @@ class LocalProvider(Provider):
             raise self.classify(exc) from exc
         if isinstance(result, dict) and result.get("error"):
             failure.append(str(result["error"]))
+        if not usage.input_tokens and not usage.output_tokens:
+            usage.input_tokens, usage.output_tokens = counted["prompt"], counted["generated"]
         request.cancel.check(turn.text)
         if failure:
             raise self.classify(WireError(f"the local model failed: {failure[0][:300]}"))
@@ -220,7 +365,11 @@ class LocalProvider(Provider):
         calls = list(turn.calls)
         for n, problem in enumerate(turn.errors):
             calls.append(invalid_call(f"xml_error_{n}", "execute", f"{problem}; write the block again"))
-        return ModelReply(turn.text.strip(), tuple(calls), usage, "tool_calls" if calls else "stop")
+        text = turn.text.strip()
+        if finish["looping"]:
+            text = _one_copy(text)
+        stop = "tool_calls" if calls else "repetition" if finish["looping"] else finish["reason"] or "stop"
+        return ModelReply(text, tuple(calls), usage, stop)
 
     def classify(self, exc: BaseException) -> ProviderError:
         if isinstance(exc, ProviderError):
@@ -228,8 +377,21 @@ class LocalProvider(Provider):
         return self.error(ErrorKind.UNKNOWN, exc, retryable=False)
 
     def list_models(self) -> list[str]:
-        models = [DEFAULT_MODELS["local"]] if bundled_model_path() is not None else []
-        configured = str(self.config.options.get("model_path") or "").strip()
-        if configured:
-            models.append(configured)
-        return models
+        return installed_models(str(self.config.options.get("model_path") or ""))
+
+    def answering_model(self) -> str:
+        path = self.model_path
+        if path is None:
+            return self.config.model
+        if path == bundled_model_path():
+            return DEFAULT_MODELS["local"]
+        return path.name  # the GGUF file that answered, whatever the model setting says
+
+
+def _one_copy(text: str) -> str:
+    """``text`` with a repeated ending cut to one copy, and marked."""
+    found = repeated_tail(text)
+    if found is not None:
+        start, period = found
+        text = text[: start + period].rstrip()
+    return f"{text}\n\n{LOOP_MARK}" if text else LOOP_MARK

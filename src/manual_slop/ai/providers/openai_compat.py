@@ -38,6 +38,7 @@ from manual_slop.tools.registry import ToolCall
 __all__ = ["DeepSeekProvider", "MiniMaxProvider", "OpenAICompatibleProvider"]
 
 CONNECT_TIMEOUT_S = 10.0
+WINDOW_LOOKUP_TIMEOUT_S = 5.0
 
 
 class OpenAICompatibleProvider(Provider):
@@ -60,6 +61,7 @@ class OpenAICompatibleProvider(Provider):
     def __init__(self, config, hooks=None) -> None:
         super().__init__(config, hooks)
         self._session: Any = None
+        self._windows: dict[str, int] = {}  # model -> window its server reported (0: none)
 
     # -- connection --------------------------------------------------------------------------
     def _http(self) -> Any:
@@ -252,8 +254,11 @@ class OpenAICompatibleProvider(Provider):
 
     # -- models --------------------------------------------------------------------------------
     def list_models(self) -> list[str]:
+        return sorted(str(m["id"]) for m in self._model_list(30.0) if m.get("id"))
+
+    def _model_list(self, timeout: float) -> list[dict[str, Any]]:
         try:
-            response = self._http().get(f"{self.base_url}/models", headers=self._headers(), timeout=30.0)
+            response = self._http().get(f"{self.base_url}/models", headers=self._headers(), timeout=timeout)
             if response.status_code >= 400:
                 raise _wire_error(response)
             data = _json_body(response)
@@ -262,7 +267,23 @@ class OpenAICompatibleProvider(Provider):
         except Exception as exc:
             raise self.classify(exc) from exc
         items = data.get("data") if isinstance(data, dict) else None
-        return sorted(str(m["id"]) for m in items or [] if isinstance(m, dict) and m.get("id"))
+        return [m for m in items or [] if isinstance(m, dict)]
+
+    def known_window(self) -> int:
+        """The window the server reports for the model in its model list (vLLM, LM Studio,
+        OpenRouter and llama.cpp each name it differently); 0 when it reports none. Asked once
+        per model; hosted providers with a fixed catalogue use the app's table instead."""
+        model = self.config.model
+        if self.name != "openai_compatible":
+            return 0
+        if model not in self._windows:
+            try:
+                entries = self._model_list(WINDOW_LOOKUP_TIMEOUT_S)
+            except ProviderError:
+                return 0  # not cached: the server may be up at the next send
+            entry = next((m for m in entries if m.get("id") == model), {})
+            self._windows[model] = _reported_window(entry)
+        return self._windows[model]
 
 
 class DeepSeekProvider(OpenAICompatibleProvider):
@@ -313,6 +334,20 @@ class MiniMaxProvider(OpenAICompatibleProvider):
 
 
 # -- wire helpers ---------------------------------------------------------------------------------
+_WINDOW_KEYS = ("context_length", "max_context_length", "max_model_len", "context_window", "n_ctx")
+
+
+def _reported_window(entry: dict[str, Any]) -> int:
+    """The context window in one model-list entry (0 when it has none)."""
+    for where in (entry, entry.get("meta"), entry.get("top_provider")):
+        if isinstance(where, dict):
+            for key in _WINDOW_KEYS:
+                value = where.get(key)
+                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                    return value
+    return 0
+
+
 def _expect_event_stream(response: Any) -> None:
     """A streamed request answered with something else (an HTML page from a proxy, JSON
     without streaming) is the server's answer, not a broken connection: no retry."""

@@ -1,0 +1,90 @@
+"""How many tokens each model holds: the context windows the app fits its requests into.
+
+A provider's window is, in order: ``providers.<name>.context_window`` when set (> 0); what
+the provider itself knows (the local model: the ``n_ctx`` it was loaded with; an
+OpenAI-compatible server that reports it in its model list); else this table, matched by
+the longest model-name prefix. The table lists the published windows of the models the
+app names by default; an unknown model of a hosted provider gets its provider's row with
+an empty prefix, and an unknown OpenAI-compatible server a conservative 8,192.
+
+:class:`RequestBudget` is what a send asks before it compiles its context: the window,
+what the rest of the request takes (instructions, tool declarations, discussion, the
+message, room for the answer) and how to count tokens on this model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from manual_slop.ai.providers.base import Provider
+
+__all__ = ["CONTEXT_WINDOWS", "SAFETY_MARGIN", "RequestBudget", "budget_for", "table_window"]
+
+# (provider, model-name prefix, tokens); the longest matching prefix wins.
+CONTEXT_WINDOWS: tuple[tuple[str, str, int], ...] = (
+    ("anthropic", "", 200_000),
+    ("gemini", "", 1_048_576),
+    ("gemini", "gemini-1.5-pro", 2_097_152),
+    ("gemini_cli", "", 1_048_576),
+    ("deepseek", "", 128_000),
+    ("minimax", "", 204_800),
+    ("minimax", "MiniMax-Text-01", 1_000_192),
+    ("openai_compatible", "", 8_192),
+    ("local", "", 8_192),
+)
+SAFETY_MARGIN = 0.03  # of the window, for chat-template tokens and counting differences
+TEMPLATE_TOKENS = 8  # per message: the chat template's role markers
+
+
+def table_window(provider: str, model: str) -> int:
+    """The table's window for ``model`` of ``provider`` (8,192 when the provider is unknown)."""
+    best, best_length = 8_192, -1
+    for name, prefix, tokens in CONTEXT_WINDOWS:
+        if name == provider and model.startswith(prefix) and len(prefix) > best_length:
+            best, best_length = tokens, len(prefix)
+    return best
+
+
+@dataclass(frozen=True, slots=True)
+class RequestBudget:
+    """The room a request's context has on the model that will answer it."""
+
+    provider: str
+    model: str
+    window: int  # tokens the model holds
+    reserved: int  # tokens the rest of the request takes, the answer's room included
+    count: Callable[[str], int]  # tokens of a text on this model (its tokenizer, or an estimate)
+    exact: bool = False  # True when ``count`` is the model's own tokenizer
+
+    @property
+    def available(self) -> int:
+        """Tokens left for the context (negative when the rest alone does not fit)."""
+        return self.window - self.reserved - int(self.window * SAFETY_MARGIN)
+
+    def describe(self) -> str:
+        return f"{self.provider} / {self.model} ({self.window:,} tokens)"
+
+
+def budget_for(
+    provider: Provider, *, instructions: str, tools: str, message: str, history: str
+) -> RequestBudget:
+    """The room the context has on ``provider`` for a request made of ``instructions``, the
+    tool declarations as the model reads them (``tools``), the first ``message`` and the
+    ``history`` already in the provider's conversation.
+
+    A long history is given at most half of what is left: the tool loop drops its oldest
+    exchanges when the request would not fit, the files the user chose stay.
+    """
+    count = provider.count_tokens
+    fixed = count("\n\n".join(part for part in (instructions, tools) if part)) + count(message)
+    fixed += TEMPLATE_TOKENS * 3
+    answer = provider.answer_tokens()
+    window = provider.context_window()
+    past = count(history) if history else 0
+    reserved = fixed + answer + min(past, max(0, (window - fixed - answer) // 2))
+    return RequestBudget(
+        provider.name, provider.answering_model(), window, reserved, count, provider.exact_count
+    )

@@ -743,4 +743,3 @@ class AppController:
 
 def _timestamp() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S")
-

@@ -166,9 +166,9 @@ def run_scenario(workdir: Path, keys: Keys, echo_url: str, redactor_on: bool) ->
     try:
         fake.push(*turns(echo_url))
         url = app.start()
-        client = ApiHookClient(url, keys.hook, timeout=15.0, on_reply=lambda m, p, s, body: replies.append(
-            json.dumps(body)
-        ))
+        client = ApiHookClient(
+            url, keys.hook, timeout=15.0, on_reply=lambda m, p, s, body: replies.append(json.dumps(body))
+        )
         with client:
             first = client.send("Check the configuration and set the port to 2.")
             approve_until_done(client, first)
@@ -212,9 +212,7 @@ def approve_until_done(client: ApiHookClient, request_id: str, timeout: float = 
 
 def leaks(found: dict[str, str], keys: Keys) -> list[str]:
     needles = keys.needles()
-    return sorted(
-        {f"{where}: {needles[n]}" for where, text in found.items() for n in needles if n in text}
-    )
+    return sorted({f"{where}: {needles[n]}" for where, text in found.items() for n in needles if n in text})
 
 
 def test_no_key_leaves_the_app(tmp_path: Path, keys: Keys, echo: EchoServer) -> None:

@@ -186,7 +186,7 @@ def aggregate(
         if strategy is Strategy.AUTO and mode is ViewMode.FULL and estimate_tokens(block) > full_threshold:
             mode, tag = _next_mode(item, mode) or mode, ("auto",)
             block = render_block(item, mode, cache=cache, masks=masks, tags=tag)
-        item.effective_mode = mode
+        item.effective_mode, item.reduced_by = mode, tag[0] if tag else ""
         blocks.append(block)
     omitted = 0
     if strategy is Strategy.AUTO:
@@ -226,11 +226,11 @@ def _fit_budget(
         old = len(blocks[index])
         if mode is None:
             blocks[index] = ""
-            item.effective_mode = None
+            item.effective_mode, item.reduced_by = None, "budget"
             omitted += 1
         else:
             blocks[index] = render_block(item, mode, cache=cache, masks=masks, tags=("budget",))
-            item.effective_mode = mode
+            item.effective_mode, item.reduced_by = mode, "budget"
             heapq.heappush(heap, (-len(blocks[index]), item.name, index))
         total += len(blocks[index]) - old
     return omitted

@@ -39,6 +39,8 @@ MAX_ROUNDS = 4
 BYTES_PER_TOKEN = 16  # four times the densest text: a file above this cannot fit in any view worth it
 READ_FLOOR_BYTES = 1024 * 1024  # files up to this are always read (their outline may fit)
 MIN_ROOM = 64  # tokens: less room than this for the context is no room at all
+WHY_FIT = "to fit the window"
+_WHY = {"budget": WHY_FIT, "auto": "over full_threshold (auto)", "summarize": "summarize strategy"}
 
 
 def read_limit(room_tokens: int) -> int:
@@ -58,22 +60,28 @@ class FitReport:
     tokens: int  # the context as sent, counted on the model
     exact: bool  # counted with the model's own tokenizer
     rounds: int  # compiles it took
-    degraded: list[dict[str, str]] = field(default_factory=list)  # {path, mode, effective_mode}
+    degraded: list[dict[str, str]] = field(default_factory=list)  # {path, mode, effective_mode, why}
     dropped: list[dict[str, str]] = field(default_factory=list)  # {path, reason}
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    @property
+    def gave_way(self) -> list[dict[str, str]]:
+        """Files shortened to fit the window (not those the strategy shortens anyway)."""
+        return [d for d in self.degraded if d["why"] == WHY_FIT]
+
     def headline(self) -> str:
         """One line for a notification: what had to give way, and for which model."""
         parts = []
-        if self.degraded:
-            parts.append(f"{len(self.degraded)} file(s) shortened")
+        if self.gave_way:
+            parts.append(f"{len(self.gave_way)} file(s) shortened")
         if self.dropped:
             parts.append(f"{len(self.dropped)} left out")
         what = " and ".join(parts) or "nothing changed"
-        names = ", ".join(d["path"] for d in [*self.dropped, *self.degraded][:4])
-        more = "…" if len(self.degraded) + len(self.dropped) > 4 else ""
+        listed = [*self.dropped, *self.gave_way]
+        names = ", ".join(d["path"] for d in listed[:4])
+        more = "…" if len(listed) > 4 else ""
         return (
             f"context: {what} to fit {self.model} ({self.window:,} tokens; "
             f"{self.tokens:,} of {self.available:,} used): {names}{more}"
@@ -144,6 +152,11 @@ def _report(budget: RequestBudget, compiled: CompiledContext, tokens: int, round
             report.dropped.append({"path": item.name, "reason": item.error})
         elif item.kind is FileKind.TEXT and item.effective_mode is not item.mode:
             report.degraded.append(
-                {"path": item.name, "mode": item.mode.value, "effective_mode": item.effective_mode.value}
+                {
+                    "path": item.name,
+                    "mode": item.mode.value,
+                    "effective_mode": item.effective_mode.value,
+                    "why": _WHY.get(item.reduced_by, item.reduced_by),
+                }
             )
     return report

@@ -206,6 +206,7 @@ class FileItem:
     error: str = ""  # why there is no content
     tokens: int = 0  # estimate of the rendered block (set by aggregation)
     effective_mode: ViewMode | None = None  # the mode aggregation used (None: omitted)
+    reduced_by: str = ""  # why it differs: 'auto' (over full_threshold), 'budget', 'summarize'
     refused: str = ""  # why the path policy refuses the file ('' when it does not): never read
     max_bytes: int = MAX_FILE_BYTES  # a bigger file is listed, never read
     too_large: bool = False  # the file was over ``max_bytes`` when last looked at

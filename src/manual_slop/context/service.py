@@ -196,7 +196,7 @@ class ContextService:
         finally:
             release_memory()
         task.update(compiled.summary(), markdown=compiled.markdown)
-        if compiled.fit is not None and (compiled.fit.degraded or compiled.fit.dropped):
+        if compiled.fit is not None and (compiled.fit.gave_way or compiled.fit.dropped):
             task["fit_headline"] = compiled.fit.headline()
         self._ctrl.post_gui_task(task)
         return compiled

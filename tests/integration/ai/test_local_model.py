@@ -125,3 +125,33 @@ def test_reading_a_long_prompt_stops_within_a_second() -> None:
         assert streamed == ""  # it was still reading the prompt
     finally:
         client.cleanup()
+
+
+def test_the_longest_answer_stops_at_the_configured_limit_and_says_so() -> None:
+    client = AIClient()
+    client.set_provider("local")
+    client.configure(temperature=0.0)  # ai.max_tokens stays 8192: the local limit is what stops it
+    client.apply_settings({"providers": {"local": {"options": {"max_tokens": 24}}}})
+    try:
+        answer = client.send("", "Tell me a very long story about a dragon.", enable_tools=False)
+        assert answer.strip()
+        assert client.get_token_usage()["output_tokens"] == 24
+        response = [e for e in client.comms.entries() if e["kind"] == "response"][-1]
+        assert response["payload"]["stop_reason"] == "length", response["payload"]  # not "stop"
+    finally:
+        client.cleanup()
+
+
+def test_tokens_are_counted_by_the_models_own_tokenizer() -> None:
+    from manual_slop.ai.providers import ProviderConfig
+    from manual_slop.ai.providers.local import LocalProvider
+
+    provider = LocalProvider(ProviderConfig("local", "SmolLM2-135M-Instruct"))
+    try:
+        text = "def handler(event):\n    return event.get('key')  # ünïcode\n" * 20
+        counted = provider.count_tokens(text)
+        assert provider.exact_count and counted > 0
+        assert counted != (len(text) + 3) // 4  # not the app's estimate
+        assert provider.count_tokens(text * 2) in range(2 * counted - 2, 2 * counted + 3)
+    finally:
+        provider.close()

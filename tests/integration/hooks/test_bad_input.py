@@ -161,8 +161,17 @@ def raw_exchange(app: HookApp, data: bytes, timeout: float = 5.0) -> tuple[int, 
         (b"GET /status HTTP/9.9\r\n\r\n", 400, "malformed HTTP request"),
         (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", 400, "malformed HTTP request"),
         (b"GET /status HTTP/1.1\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", 431, "over 64 KiB"),
-        (b"GET /status HTTP/1.1\r\n" + b"X-Big: " + b"a" * 30_000 + b"\r\n" + b"X-Big2: " + b"a" * 40_000
-         + b"\r\n\r\n", 431, "over 64 KiB"),
+        (
+            b"GET /status HTTP/1.1\r\n"
+            + b"X-Big: "
+            + b"a" * 30_000
+            + b"\r\n"
+            + b"X-Big2: "
+            + b"a" * 40_000
+            + b"\r\n\r\n",
+            431,
+            "over 64 KiB",
+        ),
         (b"GET /status\r\n\r\n", 400, "no HTTP version"),
         (b"POST /api/send HTTP/1.1\r\nContent-Length: abc\r\n\r\n", 400, "is not a non-negative integer"),
         (b"POST /api/send HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 400, "is not a non-negative integer"),

@@ -57,9 +57,10 @@ def test_refused_files_are_listed_with_the_rule_and_never_read(project: Path) ->
     assert "### `.env` (refused: .env: environment files hold secrets (rule: env file)" in compiled.markdown
     assert any(p.startswith("credentials.toml is not sent:") for p in compiled.problems)
     summary = {f["path"]: f for f in compiled.summary()["files"]}
-    assert summary["credentials.toml"]["kind"] == "refused" and "rule: credentials" in summary[
-        "credentials.toml"
-    ]["error"]
+    assert (
+        summary["credentials.toml"]["kind"] == "refused"
+        and "rule: credentials" in summary["credentials.toml"]["error"]
+    )
 
 
 def test_without_a_policy_nothing_is_refused(project: Path) -> None:

@@ -68,7 +68,13 @@ def test_allowed_hosts_and_the_bound_loopback_address_are_accepted() -> None:
 
 @pytest.mark.parametrize(
     "origin",
-    ["http://evil.example", "null", f"https://127.0.0.1:{PORT}", f"http://127.0.0.1:{PORT + 1}", "http://127.0.0.1"],
+    [
+        "http://evil.example",
+        "null",
+        f"https://127.0.0.1:{PORT}",
+        f"http://127.0.0.1:{PORT + 1}",
+        "http://127.0.0.1",
+    ],
 )
 def test_foreign_origins_are_forbidden_even_with_the_token(origin: str) -> None:
     with pytest.raises(Forbidden, match="cross-origin"):

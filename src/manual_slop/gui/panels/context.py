@@ -1,4 +1,5 @@
-"""Context: strategy and budget, the compiled Markdown, its token estimate, presets, MD Only."""
+"""Context: strategy and budget, the compiled Markdown, its token estimate, how the last send was
+fitted to the model's window, presets, MD Only."""
 
 from __future__ import annotations
 
@@ -48,9 +49,38 @@ def render_context(ui: Ui) -> None:
     if last_md:
         imgui.text_disabled(f"last MD Only: {last_md}")
 
+    _fit(ui)
     _presets(ui)
     imgui.separator_text("Compiled context")
     render_long_text("##context_preview", str(ctrl.fields.get("context_preview") or ""), gui.context_text)
+
+
+def _fit(ui: Ui) -> None:
+    """The last send: the model's window, and what had to be shortened or left out to fit it."""
+    fit = ui.ctrl.fields.get("context_fit") or {}
+    if not fit:
+        return
+    degraded, dropped = list(fit.get("degraded") or []), list(fit.get("dropped") or [])
+    imgui.separator_text("Last send")
+    counted = "counted by its tokenizer" if fit.get("exact") else "estimated"
+    imgui.text_wrapped(
+        f"{fit.get('provider')} / {fit.get('model')}: window {int(fit.get('window', 0)):,} tokens; "
+        f"the context took {int(fit.get('tokens', 0)):,} of {int(fit.get('available', 0)):,} ({counted})"
+    )
+    if not degraded and not dropped:
+        imgui.text_disabled("every file as you set it")
+        return
+    label = f"{len(degraded)} shortened, {len(dropped)} left out###fit_files"
+    if imgui.tree_node(label):
+        for entry in dropped:
+            imgui.text_colored(COLORS["error"], "left out")
+            imgui.same_line()
+            imgui.text_wrapped(f"{entry.get('path')}: {entry.get('reason')}")
+        for entry in degraded:
+            imgui.text_colored(COLORS["in_progress"], f"{entry.get('mode')} -> {entry.get('effective_mode')}")
+            imgui.same_line()
+            imgui.text_wrapped(str(entry.get("path")))
+        imgui.tree_pop()
 
 
 def _presets(ui: Ui) -> None:

@@ -175,3 +175,26 @@ def test_select_tab_without_a_window_records_the_choice(make_controller) -> None
     assert ctrl.state.show_windows["Task DAG"] is True
     with pytest.raises(InvalidValue, match="has no item 'Nowhere'"):
         ctrl.tab_bars.select("panels", "Nowhere")
+
+
+def test_on_the_offline_model_ai_settings_says_what_it_is_for_and_switches_in_one_click(
+    make_controller, run_gui, artifacts: Path
+) -> None:
+    from manual_slop.ai.bindings import OLLAMA_URL
+
+    ctrl = make_controller(environ={})
+    assert ctrl.state.current_provider == "local"
+    seen: dict[str, object] = {}
+
+    def test(ctx, app) -> None:
+        ctx.yield_(10)
+        seen["note"] = ctx.item_exists("//AI Settings/Use Ollama")
+        testing.capture(ctx, str(artifacts / "layout_ai_settings_offline.png"), window="AI Settings")
+        ctx.item_click("//AI Settings/Use Ollama")
+        frames_until(ctx, lambda: ctrl.state.current_provider == "openai_compatible")
+        ctx.yield_(2)
+        seen["after"] = ctx.item_exists("//AI Settings/Use Ollama")
+
+    run_gui(ctrl, test)
+    assert seen == {"note": True, "after": False}  # the offer is made on the offline model only
+    assert ctrl.fields.get("provider_base_url") == OLLAMA_URL

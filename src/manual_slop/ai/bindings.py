@@ -4,7 +4,10 @@
 
 - ``available_models`` — read-only field: the models the active provider offers;
 - ``btn_fetch_models`` — asks the provider for its model list on a background thread
-  (the frame loop never waits for the network) and fills ``available_models``.
+  (the frame loop never waits for the network) and fills ``available_models``;
+- ``btn_use_server`` — one step from the offline model to a model server: the
+  ``openai_compatible`` provider on a base URL (Ollama's by default), its model list fetched
+  and its first model chosen when none is set.
 
 When the controller's backend is an :class:`~manual_slop.ai.client.AIClient`, its
 callbacks are connected: comms entries → ``ctrl.add_comms_entry``, executed tool calls →
@@ -16,16 +19,19 @@ running Hook API's address → the Gemini CLI's approval bridge.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from manual_slop.ai.client import AIClient
 from manual_slop.ai.errors import AIError
-from manual_slop.automation import ActionCall, FeatureUnavailable
+from manual_slop.automation import ActionCall, FeatureUnavailable, InvalidValue
 from manual_slop.schema import Field
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
 
-__all__ = ["connect", "register"]
+__all__ = ["OLLAMA_URL", "connect", "register"]
+
+OLLAMA_URL = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatible endpoint
 
 
 def register(ctrl: AppController) -> None:
@@ -41,7 +47,7 @@ def register(ctrl: AppController) -> None:
         lambda: list(state.available_models),
     )
 
-    def fetch_models(call: ActionCall) -> None:
+    def fetch_models(call: ActionCall, choose: bool = False) -> None:
         backend = ctrl.backend
         if backend is None or not hasattr(backend, "list_models"):
             raise FeatureUnavailable("btn_fetch_models: the AI backend cannot list models")
@@ -59,22 +65,44 @@ def register(ctrl: AppController) -> None:
                 )
                 return
             ctrl.post_gui_task(
-                {"action": "custom_callback", "callback": _apply_models, "args": (ctrl, provider, models)}
+                {
+                    "action": "custom_callback",
+                    "callback": _apply_models,
+                    "args": (ctrl, provider, models, choose),
+                }
             )
 
         ctrl.run_in_background(job)
 
+    def use_server(call: ActionCall) -> None:
+        url = str(call.user_data or OLLAMA_URL).strip().rstrip("/")
+        parsed = urlsplit(url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise InvalidValue(f"btn_use_server: expected an http(s) base URL like {OLLAMA_URL}, got {url!r}")
+        ctrl.fields.set("current_provider", "openai_compatible")
+        ctrl.fields.set("provider_base_url", url)
+        fetch_models(call, choose=True)
+
     ctrl.actions.register(
         "btn_fetch_models", fetch_models, "Refresh the model list of the active provider (in the background)"
+    )
+    ctrl.actions.register(
+        "btn_use_server",
+        use_server,
+        "Use a model server: the openai_compatible provider on this base URL (default Ollama's "
+        f"{OLLAMA_URL}); its model list is fetched and the first model chosen when none is set",
+        user_data=Field(str, ""),
     )
     if isinstance(ctrl.backend, AIClient):
         connect(ctrl.backend, ctrl)
 
 
-def _apply_models(ctrl: AppController, provider: str, models: list[str]) -> None:
+def _apply_models(ctrl: AppController, provider: str, models: list[str], choose: bool = False) -> None:
     if ctrl.state.current_provider != provider:
         return  # the user switched provider while the list was loading
     ctrl.state.available_models = list(models)
+    if choose and models and not ctrl.state.current_model:
+        ctrl.state.current_model = models[0]
     ctrl.publish("models", {"provider": provider, "models": list(models)})
 
 

@@ -31,7 +31,7 @@ from manual_slop.ai.refresh import FileRefresher, Refresher
 from manual_slop.ai.retry import RetryPolicy
 from manual_slop.ai.tool_loop import LoopSetup, ToolLoop
 from manual_slop.ai.transcript import Conversation
-from manual_slop.ai.windows import RequestBudget, budget_for
+from manual_slop.ai.windows import RequestBudget, budget_for, shrink_markdown
 from manual_slop.cancel import CancelToken, RequestCancelled
 from manual_slop.config import DEFAULT_MODELS, PROVIDER_NAMES, Secret
 from manual_slop.events import EventEmitter
@@ -396,6 +396,7 @@ class AIClient:
         refresher: Refresher | None = None,
         cancel: CancelToken | None = None,
         fit_context: ContextFit | None = None,
+        answer_schema: dict[str, Any] | None = None,
     ) -> str:
         """Send ``user_message`` with ``md_content`` as context; returns the model's final text.
 
@@ -404,7 +405,8 @@ class AIClient:
         :class:`~manual_slop.cancel.RequestCancelled` with the answer as far as it got.
         ``fit_context`` (instead of ``md_content``) compiles the context for the room each
         provider of the chain has (:func:`~manual_slop.ai.windows.budget_for`); what it raises
-        (a context that cannot fit) ends the send before any call.
+        (a context that cannot fit) ends the send before any call. ``answer_schema``: the answer
+        is one JSON object of this schema (the local model is held to it by a grammar).
 
         Raises ProviderError (classified; ``ui_message()`` for the user) when every provider
         in the chain failed, ConfigurationError for unusable settings.
@@ -433,6 +435,7 @@ class AIClient:
                     refresher=refresher,
                     cancel=cancel,
                     fit_context=fit_context,
+                    answer_schema=answer_schema,
                 )
             finally:
                 set_current_tier(previous_tier)
@@ -458,6 +461,7 @@ class AIClient:
         refresher: Refresher | None = None,
         cancel: CancelToken | None = None,
         fit_context: ContextFit | None = None,
+        answer_schema: dict[str, Any] | None = None,
     ) -> str:
         with self._settings_lock:
             settings = self.settings.copy()
@@ -475,7 +479,9 @@ class AIClient:
             markdown = redact(markdown)
             return markdown, redact(_system_text(prompt, markdown))
 
+        compiled_md = md_content  # as compiled, before RAG and redaction: what a shrink starts from
         md_content, system = with_context(md_content) if fit_context is None else ("", "")
+        full_md, full_system = md_content, system
         refresher = refresher if refresher is not None else FileRefresher(file_items, base_dir)
         chain = self._chain(settings)
         passed_over: list[str] = []  # why the answer does not come from the active provider
@@ -497,7 +503,7 @@ class AIClient:
                 if discussion_history.strip() and not conversation.messages
                 else user_message
             )
-            if fit_context is not None:  # the context this provider's window has room for
+            if fit_context is not None or md_content:  # the context this provider's window has room for
                 budget = budget_for(
                     provider,
                     instructions=_system_text(prompt, ""),
@@ -505,13 +511,20 @@ class AIClient:
                     message=first,
                     history=conversation.text(),
                 )
-                fitted, fitted_refresher = fit_context(budget)
-                md_content, system = with_context(fitted)
-                refresher = fitted_refresher or refresher
+                if fit_context is not None:
+                    fitted, fitted_refresher = fit_context(budget)
+                    md_content, system = with_context(fitted)
+                    refresher = fitted_refresher or refresher
+                elif budget.count(full_md) > budget.available:
+                    md_content, system = self._shrunk(compiled_md, budget, with_context)
+                else:
+                    md_content, system = full_md, full_system
             setup = LoopSetup(
                 system=system,
                 context=md_content,
                 user_message=first,
+                prompt=user_message,
+                answer_schema=answer_schema,
                 registry=self.registry() if enable_tools else None,
                 exec_context=exec_context,
                 trunc_limit=settings.history_trunc_limit,
@@ -560,6 +573,20 @@ class AIClient:
             return Answer(text, name, provider.answering_model(), "; ".join(passed_over))
         assert last_error is not None
         raise last_error
+
+    def _shrunk(
+        self, md_content: str, budget: RequestBudget, with_context: Callable[[str], tuple[str, str]]
+    ) -> tuple[str, str]:
+        """A context compiled without knowing the model (MMA tiers), cut to its room if over."""
+        shrunk, cut = shrink_markdown(md_content, budget)
+        if cut:
+            self._append_comms("OUT", "context", {"left_out": cut, "window": budget.window})
+            self._notify(
+                "warning",
+                f"context: {len(cut)} file(s) left out to fit {budget.describe()}: {', '.join(cut[:4])}"
+                + ("…" if len(cut) > 4 else ""),
+            )
+        return with_context(shrunk)
 
     def _tool_text(self, provider: Provider) -> str:
         """The tool declarations as ``provider``'s model reads them (for counting its window)."""

@@ -205,6 +205,11 @@ class ModelRequest:
     workdir: str = "."
     on_tool_call: Callable[[dict[str, Any]], Any] | None = None
     cancel: CancelToken = field(default_factory=CancelToken)  # the request's; providers stop on it
+    # the JSON schema the answer must be one object of (a provider that can constrain its output
+    # does; the others rely on the prompt, which describes the shape too)
+    answer_schema: dict[str, Any] | None = None
+    asked_tools: tuple[str, ...] = ()  # tools the user's message names (see ai.grammar.named_tools)
+    asked_paths: tuple[str, ...] = ()  # paths it mentions (ai.grammar.mentioned_paths)
 
     @property
     def tools_enabled(self) -> bool:

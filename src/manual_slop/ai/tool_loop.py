@@ -27,6 +27,7 @@ sets the tools' abort flag: a cancel ends the loop with
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -35,11 +36,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from manual_slop.ai.errors import ProviderError
+from manual_slop.ai.grammar import mentioned_paths, named_tools
 from manual_slop.ai.messages import (
     INVALID_CALL_KEY,
     Message,
     ModelReply,
     ModelRequest,
+    Role,
     StreamSink,
     ToolChoice,
     ToolOutput,
@@ -73,6 +76,8 @@ ROUND_LIMIT_NOTE = (
     "[SYSTEM: the limit of {rounds} tool rounds for this request is reached. "
     "Do not call more tools; give your final answer now.]"
 )
+EMPTY_ANSWER = "(The model gave no answer after its tool calls. What they did:)"
+MAX_SUMMARY_LINES = 12
 GAVE_UP = "(the model kept calling tools after {rounds} rounds and gave no final answer)"
 NOT_EXECUTED = "NOT EXECUTED: no more tool calls are run for this request; answer with what you have."
 Log = Callable[[str, str, dict[str, Any]], None]
@@ -103,6 +108,8 @@ class LoopSetup:
     # the app's redactor: every tool output and refresh block passes it before the model sees it
     redact: Callable[[str], str] = field(default=lambda text: text)
     cancel: CancelToken = field(default_factory=CancelToken)
+    answer_schema: dict[str, Any] | None = None  # the answer is one JSON object of this schema
+    prompt: str = ""  # the user's own message (without the discussion put before it)
 
 
 class ToolLoop:
@@ -117,6 +124,8 @@ class ToolLoop:
         self.output_bytes = 0
         self._warned = False
         self._answer = ""  # the text of the last complete model answer (a cancel keeps it)
+        self._forced = False  # a call of this exchange was made to call the tools the user named
+        self.ran: list[str] = []  # one line per tool call executed: what it did
 
     @property
     def tools_enabled(self) -> bool:
@@ -135,6 +144,8 @@ class ToolLoop:
                 )
                 self.conversation.add(Message.assistant(reply.text))  # the calls (and native form) dropped
                 return reply.text
+            if not reply.tool_calls and not reply.text.strip() and self.ran:
+                reply = dataclasses.replace(reply, text=self._what_ran())  # never an empty answer
             self.conversation.add(
                 Message.assistant(reply.text, reply.tool_calls, reply.native, self.provider.name)
             )
@@ -171,6 +182,10 @@ class ToolLoop:
     def _ask(self, choice: ToolChoice) -> ModelReply:
         setup = self.setup
         setup.cancel.check(self._answer)
+        if self._forced and self.provider.forces_named_tools:
+            choice = ToolChoice.NONE  # the named tools ran: now the answer
+        asked = self._asked_tools(choice)
+        self._forced = self._forced or bool(asked)
         if self.conversation.compact(setup.trunc_limit):
             setup.log("OUT", "history", {"compacted": True, "trunc_limit": setup.trunc_limit})
         declarations = self._declarations() if self.tools_enabled else None
@@ -192,6 +207,9 @@ class ToolLoop:
             workdir=setup.base_dir,
             on_tool_call=setup.on_tool_call,
             cancel=setup.cancel,
+            answer_schema=setup.answer_schema,
+            asked_tools=asked,
+            asked_paths=tuple(mentioned_paths(setup.prompt, setup.refresher.paths())) if asked else (),
         )
         last = request.messages[-1]
         setup.log(
@@ -276,6 +294,14 @@ class ToolLoop:
     def _partial(self, request: ModelRequest, text: str = "") -> str:
         return text or request.stream.text or self._answer
 
+    def _asked_tools(self, choice: ToolChoice) -> tuple[str, ...]:
+        """The tools the user's message names, on the call that answers that message."""
+        registry = self.setup.registry
+        last = self.conversation.messages[-1] if self.conversation.messages else None
+        if registry is None or choice is ToolChoice.NONE or last is None or last.role is not Role.USER:
+            return ()
+        return tuple(named_tools(self.setup.prompt, registry.names()))
+
     def _declarations(self) -> Callable[[str], list[dict[str, Any]]]:
         registry = self.setup.registry
         assert registry is not None
@@ -311,6 +337,7 @@ class ToolLoop:
             assert output is not None
             output = ToolOutput(output.call_id, output.name, setup.redact(output.content), output.status)
             self.output_bytes += len(output.content.encode("utf-8", "replace"))
+            self.ran.append(_ran_line(call, output))
             setup.log(
                 "IN",
                 "tool_result",
@@ -328,6 +355,12 @@ class ToolLoop:
             setup.log("OUT", "context_refresh", {"files_updated": refresh.count("\n### ")})
             done = _append(done, refresh)
         return done
+
+    def _what_ran(self) -> str:
+        lines = "\n".join(self.ran[-MAX_SUMMARY_LINES:])
+        more = len(self.ran) - MAX_SUMMARY_LINES
+        tail = f"\n- … and {more} earlier call(s)" if more > 0 else ""
+        return f"{EMPTY_ANSWER}\n{lines}{tail}"
 
     def _second_opinions(self, call: ToolCall, error: str) -> str:
         """What the QA and patch callbacks (Tier 4) make of a failed call, appended to its output."""
@@ -347,6 +380,20 @@ class ToolLoop:
             if patch:
                 extra += f"\n\n[SUGGESTED PATCH]\n{patch}"
         return extra
+
+
+def _ran_line(call: ToolCall, output: ToolOutput) -> str:
+    """``- read_file(path='a.py'): success — first line of the output``."""
+    args = ", ".join(f"{k}={_short(v, 40)}" for k, v in call.args.items())
+    first = next((line.strip() for line in output.content.splitlines() if line.strip()), "")
+    return f"- {call.name}({_short(args, 120, quote=False)}): {output.status}" + (
+        f" — {_short(first, 100, quote=False)}" if first else ""
+    )
+
+
+def _short(value: Any, limit: int, quote: bool = True) -> str:
+    text = repr(value) if quote else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _answer_all(calls: tuple[ToolCall, ...], text: str) -> list[ToolOutput]:

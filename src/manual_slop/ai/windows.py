@@ -14,6 +14,7 @@ message, room for the answer) and how to count tokens on this model.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -21,7 +22,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from manual_slop.ai.providers.base import Provider
 
-__all__ = ["CONTEXT_WINDOWS", "SAFETY_MARGIN", "RequestBudget", "budget_for", "table_window"]
+__all__ = [
+    "CONTEXT_WINDOWS",
+    "SAFETY_MARGIN",
+    "RequestBudget",
+    "budget_for",
+    "shrink_markdown",
+    "table_window",
+]
 
 # (provider, model-name prefix, tokens); the longest matching prefix wins.
 CONTEXT_WINDOWS: tuple[tuple[str, str, int], ...] = (
@@ -88,3 +96,43 @@ def budget_for(
     return RequestBudget(
         provider.name, provider.answering_model(), window, reserved, count, provider.exact_count
     )
+
+
+_BLOCK = re.compile(r"^### ", re.MULTILINE)
+LEFT_OUT = "(left out to fit the model's window)\n\n"
+
+
+def shrink_markdown(markdown: str, budget: RequestBudget, rounds: int = 3) -> tuple[str, list[str]]:
+    """``markdown`` cut to the room of ``budget``: the bodies of its largest ``### `` blocks are
+    left out (their headings stay) until it fits; returns the text and the headings cut.
+
+    The safety net for a context compiled without knowing the model (MMA tiers, one-shot
+    helpers); Gen + Send fits its context properly (:mod:`manual_slop.context.fit`).
+    """
+    room = budget.available
+    tokens = budget.count(markdown)
+    cut: list[str] = []
+    for _ in range(rounds):
+        if tokens <= room:
+            break
+        starts = [m.start() for m in _BLOCK.finditer(markdown)]
+        if not starts:
+            break
+        head, blocks = markdown[: starts[0]], [
+            markdown[a:b] for a, b in zip(starts, [*starts[1:], len(markdown)], strict=True)
+        ]
+        chars_per_token = len(markdown) / max(tokens, 1)
+        excess = (tokens - room) * chars_per_token * 1.05
+        for index in sorted(range(len(blocks)), key=lambda i: -len(blocks[i])):
+            if excess <= 0:
+                break
+            heading = blocks[index].split("\n", 1)[0]
+            if blocks[index].endswith(LEFT_OUT):
+                continue
+            shortened = f"{heading}\n\n{LEFT_OUT}"
+            excess -= len(blocks[index]) - len(shortened)
+            blocks[index] = shortened
+            cut.append(heading.removeprefix("### "))
+        markdown = head + "".join(blocks)
+        tokens = budget.count(markdown)
+    return markdown, cut

@@ -266,7 +266,8 @@ class ContextService:
         s.context_files = [dict(f) for f in [*task.get("files", []), *task.get("screenshots", [])]]
         s.context_tokens = int(task.get("tokens", 0))
         s.context_preview = str(task.get("markdown", ""))
-        s.context_fit = dict(task.get("fit") or {})
+        if task.get("purpose") == "send":  # a preview knows no model: the last send's fit stays
+            s.context_fit = dict(task.get("fit") or {})
         for problem in task.get("problems", []):
             self._ctrl.notify("warning", f"context: {problem}")
         if task.get("fit_headline"):

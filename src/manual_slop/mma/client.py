@@ -93,6 +93,7 @@ class TierClient(Protocol):
         step_gate: StepGate | None = None,
         cancel: CancelToken | None = None,
         tool_observer: ToolObserver | None = None,
+        answer_schema: dict[str, Any] | None = None,
     ) -> str: ...
 
     def last_usage(self) -> TokenUsage: ...
@@ -142,9 +143,11 @@ class TierCaller:
         step_gate: StepGate | None = None,
         abort: threading.Event | None = None,
         tool_observer: ToolObserver | None = None,
+        answer_schema: dict[str, Any] | None = None,
     ) -> str:
         """Send once as ``tier`` in a fresh session; Aborted when ``abort`` is set first. An abort
-        during the call stops the send itself (its cancel token), as the Stop button does."""
+        during the call stops the send itself (its cancel token), as the Stop button does.
+        ``answer_schema``: the answer is one JSON object of it (see ``mma.schemas``)."""
         if abort is not None and abort.is_set():
             raise Aborted(f"{tier} call aborted before it started")
         token = CancelToken()
@@ -160,6 +163,7 @@ class TierCaller:
             abort,
             token,
             tool_observer,
+            answer_schema,
         )
         while True:
             try:
@@ -183,6 +187,7 @@ class TierCaller:
         abort: threading.Event | None,
         token: CancelToken,
         tool_observer: ToolObserver | None,
+        answer_schema: dict[str, Any] | None = None,
     ) -> str:
         with self._session_lock:
             if abort is not None and abort.is_set():
@@ -200,6 +205,7 @@ class TierCaller:
                     step_gate=step_gate,
                     cancel=token,
                     tool_observer=tool_observer,
+                    answer_schema=answer_schema,
                 )
             finally:
                 usage = client.last_usage()
@@ -254,6 +260,7 @@ class AIClientAdapter:
         step_gate: StepGate | None = None,
         cancel: CancelToken | None = None,
         tool_observer: ToolObserver | None = None,
+        answer_schema: dict[str, Any] | None = None,
     ) -> str:
         client = self._client
         if self._settings is not None:
@@ -283,6 +290,7 @@ class AIClientAdapter:
                 pre_tool_callback=callback,
                 tier=getattr(self._local, "tier", None),
                 cancel=cancel,
+                answer_schema=answer_schema,
                 **extra,
             )
         finally:

@@ -21,6 +21,7 @@ from manual_slop.mma.dag import TrackDAG
 from manual_slop.mma.errors import DagError, PlanningError, TicketError
 from manual_slop.mma.models import Priority, Ticket, Track
 from manual_slop.mma.prompts import tier1_epic_prompt, tier2_replan_prompt, tier2_track_prompt
+from manual_slop.mma.schemas import tickets_schema, tracks_schema
 
 __all__ = [
     "MAX_REPLANS",
@@ -85,13 +86,15 @@ def _objects(data: Mapping[str, Any], key: str) -> Iterator[tuple[str, Mapping[s
 
 def parse_tracks(data: Mapping[str, Any]) -> list[Track]:
     """Tracks from ``{"tracks": [{"title", "description", "priority"}]}``; ValueError names the problem."""
-    tracks = []
+    tracks: list[Track] = []
     for where, item in _objects(data, "tracks"):
         title, description = item.get("title"), item.get("description")
         if not isinstance(title, str) or not title.strip():
             raise ValueError(f"{where}.title: expected a non-empty string")
         if not isinstance(description, str):
             raise ValueError(f"{where}.description: expected a string")
+        if any(t.title.casefold() == title.strip().casefold() for t in tracks):
+            continue  # the same track twice (small models repeat themselves): planned once
         tracks.append(
             Track(
                 id=new_track_id(title),
@@ -139,8 +142,9 @@ def _ask(
     *,
     model: str,
     abort: threading.Event | None,
+    schema: dict[str, Any],
 ) -> _T:
-    answer = caller.call(tier, md_content, message, model=model, abort=abort)
+    answer = caller.call(tier, md_content, message, model=model, abort=abort, answer_schema=schema)
     try:
         return parse(find_json_object(answer))
     except ValueError as exc:
@@ -149,7 +153,7 @@ def _ask(
         f"{message}\n\nYour previous answer was invalid: {first}\n"
         f"Previous answer:\n{answer[:4000]}\n\nAnswer again with only the corrected JSON object."
     )
-    answer = caller.call(tier, md_content, correction, model=model, abort=abort)
+    answer = caller.call(tier, md_content, correction, model=model, abort=abort, answer_schema=schema)
     try:
         return parse(find_json_object(answer))
     except ValueError as exc:
@@ -167,7 +171,16 @@ def plan_epic(
     """Tier 1: the tracks of an epic."""
     if not epic.strip():
         raise PlanningError("the epic is empty")
-    return _ask(caller, "Tier 1", context_md, tier1_epic_prompt(epic), parse_tracks, model=model, abort=abort)
+    return _ask(
+        caller,
+        "Tier 1",
+        context_md,
+        tier1_epic_prompt(epic),
+        parse_tracks,
+        model=model,
+        abort=abort,
+        schema=tracks_schema(),
+    )
 
 
 def plan_track(
@@ -180,7 +193,14 @@ def plan_track(
 ) -> list[Ticket]:
     """Tier 2: the validated ticket DAG of a track."""
     return _ask(
-        caller, "Tier 2", context_md, tier2_track_prompt(track), parse_tickets, model=model, abort=abort
+        caller,
+        "Tier 2",
+        context_md,
+        tier2_track_prompt(track),
+        parse_tickets,
+        model=model,
+        abort=abort,
+        schema=tickets_schema(),
     )
 
 
@@ -206,4 +226,5 @@ def replan_track(
         lambda data: parse_tickets(data, kept),
         model=model,
         abort=abort,
+        schema=tickets_schema(taken=[t.id for t in track.tickets], kept=kept),
     )

@@ -211,3 +211,23 @@ def test_the_local_provider_refuses_a_model_it_does_not_have(make_controller) ->
     send(ctrl, "hello?")
     pump_until(ctrl, lambda: ctrl.state.ai_status == "error", timeout=20)
     assert "no model 'qwen2.5-coder-7b'" in ctrl.state.ai_response and llama.requests == []
+
+
+def test_one_step_from_the_offline_model_to_a_model_server(make_controller, fake: OpenAIFake) -> None:
+    from manual_slop.automation import InvalidValue
+
+    fake.models = ["qwen2.5-coder:7b", "llama3.2"]
+    ctrl = make_controller(backend=AIClient(retry=RetryPolicy(base_delay_s=0.01)))
+    assert ctrl.state.current_provider == "local"
+    with pytest.raises(InvalidValue, match="expected an http\\(s\\) base URL"):
+        ctrl.actions.invoke("btn_use_server", "ftp://nowhere")
+    assert ctrl.state.current_provider == "local"  # a bad URL changes nothing
+    ctrl.actions.invoke("btn_use_server", fake.base_url)
+    pump_until(ctrl, lambda: ctrl.fields.get("current_model") == "llama3.2", timeout=20)
+    assert ctrl.fields.get("current_provider") == "openai_compatible"
+    assert ctrl.fields.get("provider_base_url") == fake.base_url
+    assert ctrl.fields.get("available_models") == ["llama3.2", "qwen2.5-coder:7b"]
+    fake.push(Reply("From the server."))
+    request_id = send(ctrl, "hello?")
+    pump_until(ctrl, lambda: ctrl.request_status(request_id)["state"] == "done", timeout=20)
+    assert ctrl.request_status(request_id)["model"] == "llama3.2"  # the first of the sorted list

@@ -80,6 +80,20 @@ def test_a_rejected_call_is_reported_to_the_model(harness: Harness, tmp_path) ->
     assert result["status"] == "rejected"
 
 
+def test_an_empty_answer_after_tools_is_replaced_by_what_the_tools_did(harness: Harness, tmp_path) -> None:
+    from manual_slop.ai.tool_loop import EMPTY_ANSWER
+
+    harness.push(
+        Reply("", [Call("write_note", {"path": "note.txt", "text": "hi"})]),
+        Reply(""),  # the model says nothing after its tool round
+    )
+    client = harness.client()
+    answer = client.send("", "write a note", base_dir=str(tmp_path), pre_tool_callback=reject_all)
+    assert answer.startswith(EMPTY_ANSWER)
+    assert "- write_note(path='note.txt', text='hi'): rejected — REJECTED by user: not today" in answer
+    assert client.history().messages[-1].text == answer  # the conversation has it too, never ""
+
+
 def test_streamed_chunks_arrive_in_order(harness: Harness) -> None:
     text = "One, two, three, four, five, six, seven."
     harness.push(Reply(text, chunks=["One, ", "two, three, ", "four, five, ", "six, seven."]))

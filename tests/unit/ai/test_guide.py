@@ -53,3 +53,14 @@ def test_the_error_table_lists_every_kind_with_its_label() -> None:
     rows = table("| kind | shown as")
     assert [r[0].strip("`") for r in rows] == [str(k) for k in ErrorKind]
     assert [r[1] for r in rows] == [_LABELS[k] for k in ErrorKind]
+
+
+def test_the_context_window_table_is_the_codes_table() -> None:
+    from manual_slop.ai.windows import CONTEXT_WINDOWS
+
+    rows = table("| provider | model prefix | tokens")
+    documented = [
+        (row[0].strip("`"), "" if row[1] == "(any)" else row[1].strip("`"), int(row[2].replace(",", "")))
+        for row in rows
+    ]
+    assert documented == list(CONTEXT_WINDOWS)

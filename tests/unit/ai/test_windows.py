@@ -107,3 +107,23 @@ def test_a_repeated_ending_is_found_and_cut_to_one_copy(text: str, expected: str
 )
 def test_ordinary_text_is_not_a_loop(text: str) -> None:
     assert repeated_tail(text) is None
+
+
+def test_a_context_compiled_without_the_model_is_cut_to_its_room_largest_blocks_first() -> None:
+    from manual_slop.ai.windows import LEFT_OUT, RequestBudget, shrink_markdown
+
+    markdown = (
+        "## Files\n\n"
+        + "### `big.py` (full)\n\n"
+        + "x = 1\n" * 2_000
+        + "### `mid.py` (full)\n\n"
+        + "y = 2\n" * 300
+        + "### `small.py` (full)\n\nz = 3\n"
+    )
+    budget = RequestBudget("local", "m", 4_000, 1_500, lambda text: (len(text) + 2) // 3)
+    cut, left_out = shrink_markdown(markdown, budget)
+    assert left_out == ["`big.py` (full)"]
+    assert budget.count(cut) <= budget.available
+    assert f"### `big.py` (full)\n\n{LEFT_OUT}" in cut and "y = 2" in cut and "z = 3" in cut
+    roomy = RequestBudget("local", "m", 1_000_000, 0, len)
+    assert shrink_markdown(markdown, roomy) == (markdown, [])

@@ -32,6 +32,7 @@ class Call:
     step_gate: StepGate | None = None
     answer: str = ""
     tool_observer: Callable[[dict[str, Any]], None] | None = None
+    answer_schema: dict[str, Any] | None = None  # what a grammar would hold the answer to
 
     @property
     def ticket_id(self) -> str | None:
@@ -96,6 +97,7 @@ class FakeTierClient:
         step_gate: StepGate | None = None,
         cancel: object = None,  # the real client's cancel token; the script decides here
         tool_observer: Callable[[dict[str, Any]], None] | None = None,
+        answer_schema: dict[str, Any] | None = None,
     ) -> str:
         call = Call(
             getattr(self._local, "tier", None),
@@ -106,6 +108,7 @@ class FakeTierClient:
             time.monotonic(),
             step_gate=step_gate if enable_tools else None,
             tool_observer=tool_observer if enable_tools else None,
+            answer_schema=answer_schema,
         )
         with self._lock:
             self.calls.append(call)

@@ -141,6 +141,9 @@ class Provider(abc.ABC):
         return (len(text) + 3) // 4
 
     exact_count: ClassVar[bool] = False  # True: count_tokens is the model's own tokenizer
+    # True: a message that names tools makes the first call of its exchange call them (a grammar
+    # holds the model to it), and the calls after that answer in text (ai.grammar)
+    forces_named_tools: ClassVar[bool] = False
 
     def tool_text(self, declarations: list[dict[str, Any]]) -> str:
         """The tool declarations (``openai`` format) as this provider's model reads them."""

@@ -10,7 +10,10 @@ never leaves this process, so no other local program can use the loaded model.
 
 Small local models have no native function calling: tools go through the XML protocol
 (:mod:`manual_slop.ai.xml_protocol`). Tokens are parsed as they arrive; generation stops
-as soon as an ``<execute>`` block closes, and only answer text reaches the stream.
+as soon as an ``<execute>`` block closes, and only answer text reaches the stream. A grammar
+(:mod:`manual_slop.ai.grammar`) holds every call in a block to its tool's schema, makes a
+turn one block of the tools the user's message names, and makes a structured answer (MMA
+plans) one object of its schema.
 
 A cancel stops the call from its callback: between two generated tokens, and while the
 prompt is read, between two batches of :data:`PROMPT_BATCH` tokens (the server reports its
@@ -42,7 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from manual_slop.ai.errors import ConfigurationError, ErrorKind, ProviderError, WireError
-from manual_slop.ai.messages import ModelReply, ModelRequest, Usage, invalid_call
+from manual_slop.ai.grammar import json_answer_format, text_grammar, turn_grammar
+from manual_slop.ai.messages import ModelReply, ModelRequest, ToolChoice, Usage, invalid_call
 from manual_slop.ai.providers.base import Provider
 from manual_slop.ai.xml_protocol import (
     EventKind,
@@ -173,6 +177,7 @@ class LocalProvider(Provider):
     name = "local"
     needs_api_key = False
     native_tools = False
+    forces_named_tools = True
 
     def __init__(self, config, hooks=None, engine_factory: EngineFactory | None = None) -> None:
         super().__init__(config, hooks)
@@ -284,15 +289,24 @@ class LocalProvider(Provider):
     # -- the call ------------------------------------------------------------------------------
     def render(self, request: ModelRequest) -> dict[str, Any]:
         system_parts = [request.system, request.context]
-        if request.declarations is not None:
-            declarations = request.declarations("openai")
-            if declarations:
-                system_parts.append(self.tool_text(declarations))
+        declarations = request.declarations("openai") if request.declarations is not None else []
+        if declarations:
+            system_parts.append(self.tool_text(declarations))
         system = "\n\n".join(part for part in system_parts if part and part.strip())
         messages = ([{"role": "system", "content": system}] if system else []) + render_text_messages(
             request.messages
         )
+        # the structure the model cannot get wrong: a JSON answer, or a turn whose tool calls
+        # match the tools' schemas (ai.grammar)
+        constraint: dict[str, Any] = {}
+        if request.answer_schema is not None:
+            constraint["response_format"] = json_answer_format(request.answer_schema)
+        elif declarations and request.tool_choice is ToolChoice.NONE:
+            constraint["grammar"] = text_grammar()  # the tool round is over: no block can start
+        elif declarations:
+            constraint["grammar"] = turn_grammar(declarations, request.asked_tools, request.asked_paths)
         return {
+            **constraint,
             "messages": messages,
             "max_tokens": self._max_new_tokens(),
             "temperature": self.config.temperature,

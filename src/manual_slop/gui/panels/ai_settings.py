@@ -86,7 +86,30 @@ def _provider(ui: Ui, state: AppState) -> None:
     text_field(ui, LABELS["Base URL"], "provider_base_url", commit_on_change=False, hint="provider default")
 
 
+OFFLINE_NOTE = (
+    "The offline model (SmolLM2-135M, 8,192 tokens) is for trying the app and small tasks without "
+    "a network: it answers short questions, calls a tool you name (\"use read_file on README.md\") and "
+    "drafts plans. For real work use a model server or a hosted provider:"
+)
+HOSTED_NOTE = "or choose a hosted provider above and put its key in credentials.toml"
+
+
+def _offline(ui: Ui) -> None:
+    """What the offline default is for, and the one step to something stronger."""
+    _wrapped(COLORS["muted"], OFFLINE_NOTE)
+    if imgui.button("Use Ollama"):
+        ui.act.click("btn_use_server")
+    if imgui.is_item_hovered():
+        imgui.set_item_tooltip(
+            "the openai_compatible provider on http://127.0.0.1:11434/v1 (any other "
+            "server: choose openai_compatible and set its Base URL)"
+        )
+    _wrapped(COLORS["muted"], HOSTED_NOTE)  # wrapped: the column is narrow
+
+
 def _key_source(ui: Ui, state: AppState) -> None:
+    if state.current_provider == "local":
+        _offline(ui)
     source = ui.ctrl.credentials.source(state.current_provider)
     if state.current_provider in ("local", "gemini_cli", "openai_compatible"):
         _wrapped(COLORS["muted"], "no API key needed" if source is None else f"API key from {source}")

@@ -208,6 +208,42 @@ def test_a_cut_answer_is_split_from_its_mark() -> None:
     assert split_cut("a [cut: x] in the middle") == ("a [cut: x] in the middle", None)
 
 
+def test_a_fallback_answer_is_split_from_its_mark() -> None:
+    from manual_slop.gui.panels.response import split_fallback
+
+    told = "[answered by local / SmolLM2-135M-Instruct: anthropic has no API key]"
+    assert split_fallback(f"{told}\n\nOffline, but here.") == ("Offline, but here.", told)
+    assert split_fallback("An answer quoting [answered by x / y: z]") == (
+        "An answer quoting [answered by x / y: z]",
+        None,
+    )
+
+
+def test_the_response_panel_names_who_answered_and_a_fallback(
+    make_controller, run_gui, artifacts: Path
+) -> None:
+    from manual_slop.ai import AIClient
+    from tests.fakes import FakeLlamaServer
+
+    llama = FakeLlamaServer(["Offline, but here."])
+    ctrl = make_controller(backend=AIClient(local_engine_factory=lambda **kw: llama))
+    ctrl.fields.set("current_provider", "anthropic")  # no key anywhere: the local model answers
+
+    def test(ctx, app) -> None:
+        ctx.yield_(5)
+        ctx.item_click("**/##message")
+        ctx.key_chars("hello?")
+        ctx.item_click("**/Gen + Send")
+        frames_until(ctx, lambda: ctrl.state.ai_status == "done", max_frames=2000)
+        app.focus("Response")
+        ctx.yield_(4)
+        testing.capture(ctx, str(artifacts / "response_fallback.png"), window="Response")
+
+    run_gui(ctrl, test)
+    assert ctrl.state.ai_answered_by == "local / SmolLM2-135M-Instruct"
+    assert ctrl.state.ai_response.startswith("[answered by local / SmolLM2-135M-Instruct: anthropic has no")
+
+
 # -- the MMA step modal ----------------------------------------------------------------------------
 STEP = {
     "tool": "edit_file",

@@ -101,7 +101,7 @@ def register_task_handlers(ctrl: AppController) -> None:
         if state.active_request_id == request_id:
             state.active_request_id = None
         if state.auto_add and not failed and text:
-            role = state.discussion_roles[1] if len(state.discussion_roles) > 1 else "AI"
+            role = state.role(1, "AI")
             ctrl.context.discussions.append(role, text, task.get("discussion") or None, label="AI reply")
         if failed:
             ctrl.publish("error", {"request_id": request_id, "message": text})
@@ -112,9 +112,9 @@ def register_task_handlers(ctrl: AppController) -> None:
         if request_id is None or request_id != state.active_request_id:
             return  # a late chunk of a request that already finished
         text = str(task.get("text", ""))
-        # redacted whole, not per chunk: a key may arrive split over several chunks
-        shown = text if task.get("seq", 0) == 0 else state.ai_response + text
-        state.ai_response = ctrl.redactor.redact(shown)
+        # not per chunk alone: a key may arrive split over several chunks
+        shown = "" if task.get("seq", 0) == 0 else state.ai_response
+        state.ai_response = ctrl.redactor.redact_appended(shown, text)
         ctrl.publish("ai_stream_chunk", {"request_id": request_id, "seq": task.get("seq", 0), "text": text})
 
     def show_track_proposal(task: dict[str, Any]) -> None:

@@ -374,7 +374,7 @@ class AppController:
 
     def _on_clutch_event(self, event_type: str, payload: dict[str, Any]) -> None:
         payload = self.redactor.redact_obj(payload)  # a diff preview may quote a key from the file
-        self.publish(event_type, payload)
+        self.journal.publish(event_type, payload)  # redacted above (publish() would do it again)
         self.post_gui_task({"action": event_type, "dialog": payload})
 
     # =====================================================================================

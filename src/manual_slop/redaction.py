@@ -69,6 +69,11 @@ class _Matcher:
     pieces: Mapping[str, str]  # every PIECE_CHARS-long slice of a long secret -> mark
     runs: re.Pattern[str] | None  # runs of secret characters at least PIECE_CHARS long
 
+    @property
+    def longest(self) -> int:
+        """Characters of the longest needle: no match reaches further back from where it ends."""
+        return len(self.wholes[0][0])
+
     @classmethod
     def build(cls, secrets: Iterable[NamedSecret]) -> _Matcher | None:
         wholes: dict[str, str] = {}
@@ -163,6 +168,16 @@ class Redactor:
         if matcher is None or not text:
             return text
         return matcher.redact(text)
+
+    def redact_appended(self, redacted: str, more: str) -> str:
+        """``redacted + more`` redacted, when ``redacted`` already is: only the end of it that a
+        secret could span into ``more`` is looked at again (a stream costs its length, not its
+        length squared)."""
+        matcher = self._matcher
+        if matcher is None:
+            return redacted + more
+        keep = max(0, len(redacted) - matcher.longest)
+        return redacted[:keep] + matcher.redact(redacted[keep:] + more)
 
     def redact_obj(self, value: T) -> T:
         """A copy of a JSON-like value (dicts, lists, tuples, strings) with every string redacted."""

@@ -71,7 +71,7 @@ class RequestFlow:
         )
         ctrl.requests.add(request_id, prompt, CancelToken())
         if state.auto_add:
-            role = state.discussion_roles[0] if state.discussion_roles else "User"
+            role = state.role(0, "User")
             ctrl.context.discussions.append(role, prompt, label="send: user message")
         state.active_request_id = request_id
         ctrl.set_ai_status("sending...")

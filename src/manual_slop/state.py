@@ -145,6 +145,10 @@ class AppState:
     def provider_base_url(self, url: str) -> None:
         self.provider_base_urls[self.current_provider] = url
 
+    def role(self, index: int, fallback: str) -> str:
+        """The ``index``-th discussion role (0: the user's, 1: the AI's), or ``fallback``."""
+        return self.discussion_roles[index] if len(self.discussion_roles) > index else fallback
+
     def discussion_entries(self, name: str | None = None) -> list[dict[str, Any]]:
         """Entries of a discussion (the active one by default), created empty if missing."""
         table = self.discussions.setdefault(name or self.active_discussion, {})

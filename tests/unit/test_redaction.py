@@ -155,3 +155,17 @@ def test_known_secrets_name_every_source() -> None:
         ("ANTHROPIC_API_KEY", "sk-env-key-1111111"),
         ("hook_token", "hook-token-value-abc"),
     ]
+
+
+def test_a_stream_redacted_chunk_by_chunk_is_redacted_like_the_whole() -> None:
+    key = "sk-ant-" + "Q7w2E9r4T6y1U3i5O8p0" * 2
+    redactor = Redactor([NamedSecret("ANTHROPIC_API_KEY", key)])
+    text = "head " + "prose " * 500 + f"the key is {key} and again {key[:20]}|{key[20:]} end"
+    for size in (1, 3, 7, 64):
+        shown = ""
+        for start in range(0, len(text), size):
+            shown = redactor.redact_appended(shown, text[start : start + size])
+        assert key[:12] not in shown and key[-12:] not in shown, size
+        assert shown.startswith("head prose") and shown.endswith(" end")
+        assert "[REDACTED:ANTHROPIC_API_KEY]" in shown
+    assert Redactor().redact_appended("a", "b") == "ab"

@@ -480,8 +480,8 @@ class AIClient:
             return markdown, redact(_system_text(prompt, markdown))
 
         compiled_md = md_content  # as compiled, before RAG and redaction: what a shrink starts from
-        md_content, system = with_context(md_content) if fit_context is None else ("", "")
-        full_md, full_system = md_content, system
+        prepared = with_context(md_content) if fit_context is None else ("", "")  # (context, system)
+        md_content, system = prepared
         refresher = refresher if refresher is not None else FileRefresher(file_items, base_dir)
         chain = self._chain(settings)
         passed_over: list[str] = []  # why the answer does not come from the active provider
@@ -515,10 +515,10 @@ class AIClient:
                     fitted, fitted_refresher = fit_context(budget)
                     md_content, system = with_context(fitted)
                     refresher = fitted_refresher or refresher
-                elif budget.count(full_md) > budget.available:
+                elif budget.count(prepared[0]) > budget.available:
                     md_content, system = self._shrunk(compiled_md, budget, with_context)
                 else:
-                    md_content, system = full_md, full_system
+                    md_content, system = prepared
             setup = LoopSetup(
                 system=system,
                 context=md_content,

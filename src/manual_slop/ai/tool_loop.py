@@ -125,6 +125,7 @@ class ToolLoop:
         self._warned = False
         self._answer = ""  # the text of the last complete model answer (a cancel keeps it)
         self._forced = False  # a call of this exchange was made to call the tools the user named
+        # (only ever set for a provider that forces named tools: see _asked_tools)
         self.ran: list[str] = []  # one line per tool call executed: what it did
 
     @property
@@ -182,7 +183,7 @@ class ToolLoop:
     def _ask(self, choice: ToolChoice) -> ModelReply:
         setup = self.setup
         setup.cancel.check(self._answer)
-        if self._forced and self.provider.forces_named_tools:
+        if self._forced:
             choice = ToolChoice.NONE  # the named tools ran: now the answer
         asked = self._asked_tools(choice)
         self._forced = self._forced or bool(asked)
@@ -295,10 +296,13 @@ class ToolLoop:
         return text or request.stream.text or self._answer
 
     def _asked_tools(self, choice: ToolChoice) -> tuple[str, ...]:
-        """The tools the user's message names, on the call that answers that message."""
+        """The tools the user's message names, on the call that answers that message, for a
+        provider that makes such a call call them (``forces_named_tools``)."""
         registry = self.setup.registry
         last = self.conversation.messages[-1] if self.conversation.messages else None
-        if registry is None or choice is ToolChoice.NONE or last is None or last.role is not Role.USER:
+        if not self.provider.forces_named_tools or registry is None or choice is ToolChoice.NONE:
+            return ()
+        if last is None or last.role is not Role.USER:
             return ()
         return tuple(named_tools(self.setup.prompt, registry.names()))
 

@@ -112,13 +112,14 @@ def unknown_model_message(model: str, model_path: str = "") -> str | None:
     """Why ``model`` cannot be the local model (None when it can): the local provider runs only
     models it has, and says so instead of answering with another under that name."""
     name = model.strip()
-    if not name or name in installed_models(model_path):
+    installed = installed_models(model_path)
+    if not name or name in installed:
         return None
     if name.endswith(".gguf") and Path(name).expanduser().is_file():
         return None
-    installed = ", ".join(installed_models(model_path)) or "none (run `make setup`)"
+    listed = ", ".join(installed) or "none (run `make setup`)"
     return (
-        f"the local provider has no model {name!r}; installed: {installed}. To use another model, "
+        f"the local provider has no model {name!r}; installed: {listed}. To use another model, "
         "set providers.local.model_path to its .gguf file, or point the app at a server that has it "
         "(the openai_compatible provider: Ollama, llama.cpp server, LM Studio)"
     )
@@ -198,10 +199,12 @@ class LocalProvider(Provider):
             return super().budget()
         # history trimming counts one token per four characters; real text runs up to a
         # quarter denser on this tokenizer, so keep a fifth of the room in reserve
-        room = max(512, int((self.n_ctx - self._max_new_tokens()) * 0.8))
+        room = max(512, int((self.n_ctx - self.answer_tokens()) * 0.8))
         return room, room
 
-    def _max_new_tokens(self) -> int:
+    def answer_tokens(self) -> int:
+        """The longest answer: ``providers.local.max_tokens``, ``ai.max_tokens`` when smaller, at
+        most half the window."""
         configured = int(self.config.options.get("max_tokens") or DEFAULT_MAX_NEW_TOKENS)
         return max(16, min(configured, self.config.max_tokens, self.n_ctx // 2))
 
@@ -211,9 +214,6 @@ class LocalProvider(Provider):
     def tool_text(self, declarations: list[dict[str, Any]]) -> str:
         # a small window cannot spare 3,000 tokens for the full declarations
         return protocol_prompt(declarations, compact=self.n_ctx <= COMPACT_TOOLS_WINDOW)
-
-    def answer_tokens(self) -> int:
-        return self._max_new_tokens()
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` by the model's own tokenizer (an estimate if it cannot answer)."""
@@ -308,7 +308,7 @@ class LocalProvider(Provider):
         return {
             **constraint,
             "messages": messages,
-            "max_tokens": self._max_new_tokens(),
+            "max_tokens": self.answer_tokens(),
             "temperature": self.config.temperature,
             "top_p": self.config.top_p,
             "repeat_penalty": REPEAT_PENALTY,

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FEATURE_REGISTRARS", "register_all", "register_core_bindings", "register_task_handlers"]
 
-URL_PATTERN = r"|https?://[^\s]+"
+URL_PATTERN = r"|https?://[^\s/]{1,255}[^\s]{0,2000}"  # a host, then at most 2,000 characters
 
 
 # Each feature package adds its fields and actions with a ``register(ctrl)`` function
@@ -272,7 +272,7 @@ def _register_fields(ctrl: AppController) -> None:
             "",
             "Endpoint of the active provider ('' = its default)",
             pattern=URL_PATTERN,
-            pattern_doc="'' or an http(s):// URL",
+            pattern_doc="'' or an http(s):// URL (a host of at most 255 characters, then at most 2,000)",
         ),
         attr_getter(state, "provider_base_url"),
         attr_setter(state, "provider_base_url"),

@@ -19,7 +19,6 @@ running Hook API's address → the Gemini CLI's approval bridge.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from manual_slop.ai.client import AIClient
 from manual_slop.ai.errors import AIError
@@ -76,9 +75,11 @@ def register(ctrl: AppController) -> None:
 
     def use_server(call: ActionCall) -> None:
         url = str(call.user_data or OLLAMA_URL).strip().rstrip("/")
-        parsed = urlsplit(url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise InvalidValue(f"btn_use_server: expected an http(s) base URL like {OLLAMA_URL}, got {url!r}")
+        try:  # the base URL field's own check, before anything changes
+            url = ctrl.fields.validate_set("provider_base_url", url)
+        except InvalidValue:
+            message = f"btn_use_server: expected an http(s) base URL like {OLLAMA_URL}, got {url[:80]!r}"
+            raise InvalidValue(message) from None
         ctrl.fields.set("current_provider", "openai_compatible")
         ctrl.fields.set("provider_base_url", url)
         fetch_models(call, choose=True)

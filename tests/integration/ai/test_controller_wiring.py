@@ -231,3 +231,18 @@ def test_one_step_from_the_offline_model_to_a_model_server(make_controller, fake
     request_id = send(ctrl, "hello?")
     pump_until(ctrl, lambda: ctrl.request_status(request_id)["state"] == "done", timeout=20)
     assert ctrl.request_status(request_id)["model"] == "llama3.2"  # the first of the sorted list
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["javascript:alert(1)", "http://", "http://" + "a" * 3_000, "http://host/" + "p" * 3_000, "http://a b"],
+)
+def test_a_bad_server_url_changes_nothing(make_controller, bad: str) -> None:
+    from manual_slop.automation import InvalidValue
+
+    ctrl = make_controller(backend=AIClient())
+    with pytest.raises(InvalidValue, match="expected an http\\(s\\) base URL"):
+        ctrl.actions.invoke("btn_use_server", bad)
+    assert ctrl.state.current_provider == "local" and ctrl.fields.get("provider_base_url") == ""
+    with pytest.raises(InvalidValue):
+        ctrl.fields.set("provider_base_url", bad)  # the field refuses the same URLs

@@ -40,8 +40,12 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Replace ``path`` with ``data`` so that readers never see a partial file."""
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` so that readers never see a partial file.
+
+    The new file gets ``mode`` when given, else the permissions of the file it replaces
+    (``0600`` when there is none: the temporary file's own).
+    """
     target = Path(path)
     directory = target.parent
     directory.mkdir(parents=True, exist_ok=True)
@@ -51,9 +55,12 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        with contextlib.suppress(OSError):
-            # Keep the permissions of the file being replaced (credentials stay private).
-            os.chmod(temp_name, target.stat().st_mode & 0o7777)
+        if mode is not None:
+            os.chmod(temp_name, mode)
+        else:
+            with contextlib.suppress(OSError):
+                # Keep the permissions of the file being replaced (credentials stay private).
+                os.chmod(temp_name, target.stat().st_mode & 0o7777)
         os.replace(temp_name, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -62,9 +69,11 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     _fsync_directory(directory)
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
+def atomic_write_text(
+    path: str | os.PathLike[str], text: str, encoding: str = "utf-8", *, mode: int | None = None
+) -> None:
     """Text flavour of :func:`atomic_write_bytes` (newlines are written as given)."""
-    atomic_write_bytes(path, text.encode(encoding))
+    atomic_write_bytes(path, text.encode(encoding), mode=mode)
 
 
 def move_aside(path: str | os.PathLike[str], reason: str = "corrupt") -> Path:

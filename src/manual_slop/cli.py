@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from manual_slop.controller import AppController
     from manual_slop.hooks.server import HookServer
 
-__all__ = ["UsageError", "build_parser", "display_available", "hook_binding_refusal", "main"]
+__all__ = ["UsageError", "build_parser", "display_available", "main"]
 
 PROG = "sloppy"
 
@@ -148,7 +148,7 @@ def _project_file(path: Path | None, new: bool) -> Path | None:
     return checked
 
 
-def _check_port_file(path: Path, flag: str) -> Path:
+def _check_output_file(path: Path, flag: str) -> Path:
     """A file the app writes once it listens (--port-file, --token-file)."""
     path = path.expanduser()
     if path.is_dir():
@@ -201,8 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config_file = _check_file(args.config or Path("config.toml"), "--config", GLOBAL_SCHEMA)
         project_file = _project_file(args.project, args.new)
         log_dir = _check_log_dir(args.log_dir) if args.log_dir else None
-        port_file = _check_port_file(args.port_file, "--port-file") if args.port_file else None
-        token_file = _check_port_file(args.token_file, "--token-file") if args.token_file else None
+        port_file = _check_output_file(args.port_file, "--port-file") if args.port_file else None
+        token_file = _check_output_file(args.token_file, "--token-file") if args.token_file else None
     except UsageError as exc:
         _say(f"error: {exc} (see --help)")
         return 2
@@ -237,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"error: {refusal}")
         return 2
     app_log_path = controller.session_log.root / "app.log"
-    os.close(os.open(app_log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))  # private, like the rest
+    app_log_path.touch(mode=0o600)  # private, like the rest (never truncates)
     app_log = logging.FileHandler(app_log_path, encoding="utf-8")
     app_log.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s"))
     redacting = _RedactingFilter(controller.redactor.redact)
@@ -307,7 +307,7 @@ def hook_binding_refusal(controller: AppController) -> str | None:
     A non-loopback address needs a token the user configured: a generated one does not
     count, since no remote client could know it; switching the token off is for loopback only.
     """
-    from manual_slop.hooks.server import is_loopback
+    from manual_slop.hooks.guard import is_loopback
 
     host = str(controller.setting("hook.host"))
     if is_loopback(host):

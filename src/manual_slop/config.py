@@ -406,10 +406,6 @@ class Credentials:
     def configured_providers(self) -> list[str]:
         return sorted(self._entries)
 
-    def secret_values(self) -> list[str]:
-        """Raw values of the keys in use (file or environment), for the redactor only."""
-        return [e.secret.reveal() for e in self._entries.values()]
-
     def file_secrets(self) -> list[tuple[str, str]]:
         """Every string in ``credentials.toml`` as ``(dotted key, value)``, whichever table it is in
         and whether or not the environment overrides it: all of it is secret, for the redactor only."""

@@ -9,6 +9,7 @@ import sys
 import time
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,6 +35,13 @@ def start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def reap(proc: subprocess.Popen[Any]) -> None:
+    """Kill ``proc`` if it is still running (a test failed before it stopped) and wait for it."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(5)
 
 
 def wait_until_running(proc: subprocess.Popen[str]) -> list[str]:
@@ -81,9 +89,7 @@ def test_headless_start_and_clean_exit_on_signal(tmp_path: Path, sig: signal.Sig
         proc.send_signal(sig)
         code = proc.wait(timeout=2.0)  # the issue's limit for a clean exit
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
+        reap(proc)
     stderr = proc.stderr.read()
     assert code == 0, stderr
     assert "stopped cleanly" in stderr and "no threads left" in stderr
@@ -102,9 +108,7 @@ def test_no_display_falls_back_to_headless_and_says_so(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=5) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
+        reap(proc)
     assert lines[0] == "sloppy: no display found; starting headless"
 
 
@@ -117,9 +121,7 @@ def test_corrupt_config_starts_with_defaults_and_a_visible_warning(tmp_path: Pat
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=5) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
+        reap(proc)
     moved = list(tmp_path.glob("config.toml.corrupt-*"))
     assert len(moved) == 1 and moved[0].read_text() == "[ai\nprovider = "
     assert any("could not be parsed" in line and moved[0].name in line for line in lines)
@@ -178,9 +180,7 @@ def test_ctrl_c_in_the_middle_of_a_local_answer_exits_cleanly_within_two_seconds
         elapsed = time.monotonic() - asked
     finally:
         client.close()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
+        reap(proc)
     stderr = proc.stderr.read()
     assert code == 0 and elapsed < 2.0, (elapsed, stderr)
     assert "stopped cleanly" in stderr
@@ -200,9 +200,7 @@ def test_a_second_ctrl_c_exits_at_once(tmp_path: Path) -> None:
         elapsed = time.monotonic() - asked
     finally:
         client.close()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
+        reap(proc)
     assert code == 130 and elapsed < 0.5, elapsed
     assert "second interrupt: exiting at once" in proc.stderr.read()
 
@@ -246,9 +244,7 @@ def test_a_missing_project_is_created_only_with_new(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=5) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
+        reap(proc)
     assert tomllib.loads(missing.read_text())["project"]["name"] == "typo"
     again = run(["--headless", "--project", str(missing), "--new"], tmp_path)
     assert again.returncode == 2 and "already exists; drop --new" in again.stderr

@@ -38,6 +38,7 @@ from typing import Any
 
 import pytest
 
+from manual_slop.hooks.guard import BODY_METHODS
 from manual_slop.hooks.token import read_token_file
 from tests.helpers import app_env
 from tests.integration.hooks.conftest import Contract
@@ -50,7 +51,6 @@ REPLY_TIMEOUT_S = 5.0
 TASK_TIMEOUT_S = 5.0
 
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "BREW")
-BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 PUBLIC = ("GET", "/status")  # the one request that needs no token
 UNKNOWN_PATH = "/api/nowhere"  # the guard answers before routing: nobody probes the route table
 PARAM = re.compile(r"\{\w+\}")

@@ -26,10 +26,10 @@ import pytest
 from simulation.launcher import AppSpec, LaunchedApp
 
 from manual_slop.hooks import ApiHookClient
+from manual_slop.redaction import PIECE_CHARS
 from tests.fakes import Call, OpenAIFake, Reply
 
 SITE = Path(__file__).resolve().parent / "site"
-PIECE = 12
 
 
 def key(prefix: str) -> str:
@@ -50,8 +50,10 @@ class Keys:
         return dict(vars(self))
 
     def needles(self) -> dict[str, str]:
-        """Every 12-character piece of every key -> which key it belongs to."""
-        return {v[i : i + PIECE]: k for k, v in self.all().items() for i in range(len(v) - PIECE + 1)}
+        """Every PIECE_CHARS-character piece of every key -> which key it belongs to."""
+        return {
+            v[i : i + PIECE_CHARS]: k for k, v in self.all().items() for i in range(len(v) - PIECE_CHARS + 1)
+        }
 
 
 class EchoServer:

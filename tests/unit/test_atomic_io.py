@@ -26,6 +26,16 @@ def test_write_keeps_permissions_of_the_replaced_file(tmp_path: Path) -> None:
     assert target.stat().st_mode & 0o777 == 0o600
 
 
+def test_an_explicit_mode_wins_over_the_replaced_files(tmp_path: Path) -> None:
+    target = tmp_path / "hook.token"
+    target.write_text("old")
+    os.chmod(target, 0o644)
+    atomic_write_text(target, "new\n", mode=0o600)
+    assert target.stat().st_mode & 0o777 == 0o600 and target.read_text() == "new\n"
+    atomic_write_bytes(target, b"newer", mode=0o640)
+    assert target.stat().st_mode & 0o777 == 0o640
+
+
 def test_failed_write_removes_its_temp_file_and_keeps_the_old_content(tmp_path: Path) -> None:
     target = tmp_path / "dir_in_the_way"
     target.mkdir()  # os.replace onto a directory fails

@@ -28,14 +28,15 @@ from manual_slop.hooks.errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
+from manual_slop.hooks.guard import is_loopback
 
 if TYPE_CHECKING:
     from manual_slop.hooks.client import ApiHookClient
-    from manual_slop.hooks.server import HookServer, is_loopback
+    from manual_slop.hooks.server import HookServer
 
 # Imported on first use: ``python -m manual_slop.hooks.client`` must not find the client
 # module already imported by its package, and a client should not pay for the server.
-_LAZY = {"ApiHookClient": "client", "HookServer": "server", "is_loopback": "server"}
+_LAZY = {"ApiHookClient": "client", "HookServer": "server"}
 
 __all__ = [
     "ApiHookClient",

@@ -27,7 +27,7 @@ from urllib.parse import quote
 
 from manual_slop.hooks.client import ApiHookClient
 from manual_slop.hooks.errors import HookApiError, HookError, HookTaskFailed
-from manual_slop.hooks.schemas import EVENT_TYPES
+from manual_slop.hooks.schemas import EVENT_TYPES, json_type
 
 __all__ = ["ExitCode", "main"]
 
@@ -221,14 +221,9 @@ def _read_edits(source: str) -> dict[str, Any]:
         raise UsageError(f"--edit {name}: not JSON ({exc})") from exc
     if not isinstance(edits, dict):
         raise UsageError(
-            f"--edit {name}: expected a JSON object of the dialog's editable keys, got {_json_type(edits)}"
+            f"--edit {name}: expected a JSON object of the dialog's editable keys, got {json_type(edits)}"
         )
     return edits
-
-
-def _json_type(value: Any) -> str:
-    names = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
-    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 def _dump(value: Any, *, compact: bool) -> str:

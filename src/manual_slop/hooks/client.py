@@ -31,6 +31,7 @@ from manual_slop.hooks.errors import (
     HookWaitTimeout,
     error_for,
 )
+from manual_slop.hooks.guard import BODY_METHODS, is_loopback
 from manual_slop.hooks.token import discover_token
 
 __all__ = ["DEFAULT_URL", "ApiHookClient", "main"]
@@ -84,12 +85,12 @@ class ApiHookClient:
         if self._given_token is not None:
             return self._given_token
         if not self._found_token:
-            self._found_token = discover_token(self.port if _is_local(self.host) else None)
+            self._found_token = discover_token(self.port if is_loopback(self.host) else None)
         return self._found_token
 
     def request(self, method: str, path: str, body: Any = None, *, timeout: float | None = None) -> Any:
         """One call; the decoded JSON reply. Error replies raise HookApiError subclasses."""
-        if body is None and method in ("POST", "PUT", "PATCH"):
+        if body is None and method in BODY_METHODS:
             body = {}  # the server takes JSON bodies only
         data = None if body is None else json.dumps(body).encode("utf-8")
         headers = {"Accept": "application/json"}
@@ -393,10 +394,6 @@ class ApiHookClient:
 # =========================================================================================
 # command line
 # =========================================================================================
-def _is_local(host: str) -> bool:
-    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line (:mod:`manual_slop.hooks.cli`); the exit code."""
     from manual_slop.hooks.cli import main as cli_main  # it imports this module: not at the top

@@ -29,6 +29,7 @@ browser ever lets a page read a reply.
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import re
 from collections.abc import Iterable
 from email.message import Message
@@ -42,6 +43,7 @@ __all__ = [
     "MAX_HEADER_BYTES",
     "MAX_JSON_DEPTH",
     "RequestGuard",
+    "is_loopback",
     "json_depth_exceeds",
     "parse_host",
 ]
@@ -86,6 +88,16 @@ def json_depth_exceeds(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
         else:
             depth -= 1
     return False
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def parse_host(value: str) -> tuple[str, int | None] | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from manual_slop.hooks.guard import BODY_METHODS
 from manual_slop.hooks.routes import Route
 from manual_slop.hooks.schemas import EVENT_TYPES, component_schemas
 
@@ -67,7 +68,7 @@ def _operation(route: Route) -> dict[str, Any]:
     if route.request is not None:
         operation["requestBody"] = {"required": True, "content": _json(route.request)}
     errors = set(COMMON_ERRORS) | set(route.errors) | ({401} if route.auth else set())
-    if route.method in ("POST", "PUT", "PATCH"):
+    if route.method in BODY_METHODS:
         errors.add(415)
     for status in sorted(errors):
         operation["responses"][str(status)] = {

@@ -23,7 +23,7 @@ from jsonschema.exceptions import best_match
 
 from manual_slop.hooks.errors import BadRequest, MethodNotAllowed, NotFound
 from manual_slop.hooks.guard import MAX_JSON_DEPTH, json_depth_exceeds
-from manual_slop.hooks.schemas import GUI_ACTION_SCHEMAS, REQUEST_SCHEMAS
+from manual_slop.hooks.schemas import GUI_ACTION_SCHEMAS, REQUEST_SCHEMAS, json_type
 
 __all__ = ["Call", "QueryParam", "Reply", "Route", "Router"]
 
@@ -193,7 +193,7 @@ class Router:
         except ValueError as exc:
             raise BadRequest(f"the body is not valid JSON: {exc}") from None
         if not isinstance(body, dict):
-            raise BadRequest(f"the body must be a JSON object, got {_json_type(body)}")
+            raise BadRequest(f"the body must be a JSON object, got {json_type(body)}")
         if route.request is None:
             return None
         validator = self._validator_for(route.request, body)
@@ -211,15 +211,3 @@ class Router:
             problem = "is missing" if action is None else f"{repr(action)[:60]} is not a GUI action"
             raise BadRequest(f"body.action {problem}; expected one of {', '.join(self._gui_validators)}")
         return self._gui_validators[action]
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"

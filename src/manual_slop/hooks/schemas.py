@@ -19,6 +19,7 @@ __all__ = [
     "REQUEST_SCHEMAS",
     "RESPONSE_SCHEMAS",
     "component_schemas",
+    "json_type",
 ]
 
 Schema = dict[str, Any]
@@ -290,3 +291,18 @@ def component_schemas() -> dict[str, Schema]:
         },
     }
     return {**RESPONSE_SCHEMAS, **REQUEST_SCHEMAS, **gui}
+
+
+def json_type(value: Any) -> str:
+    """How error messages name the type of a decoded JSON value (``an array``, ``null``, ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object" if isinstance(value, dict) else type(value).__name__

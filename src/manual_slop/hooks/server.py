@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import ipaddress
 import itertools
 import json
 import logging
@@ -48,7 +47,7 @@ from manual_slop.hooks.errors import (
     MethodNotAllowed,
     PayloadTooLarge,
 )
-from manual_slop.hooks.guard import MAX_HEADER_BYTES, RequestGuard
+from manual_slop.hooks.guard import MAX_HEADER_BYTES, RequestGuard, is_loopback
 from manual_slop.hooks.openapi import build_openapi
 from manual_slop.hooks.routes import Call, Reply, Route, Router
 from manual_slop.hooks.token import remove_token_file, runtime_token_path, write_token_file
@@ -75,16 +74,6 @@ def _discard(stream: Any, length: int) -> bool:
             return False
         length -= len(chunk)
     return True
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class HookServer:

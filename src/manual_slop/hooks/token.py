@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from manual_slop.atomic_io import atomic_write_text
 from manual_slop.hooks.errors import HookStartError
 
 __all__ = [
@@ -146,19 +147,7 @@ def write_token_file(path: Path, token: str, *, private_folder: bool = False) ->
     if private_folder:
         _private_dir(path.parent)
     try:
-        # mkstemp makes the file 0600 from the start; atomic_write_text would copy the mode of a
-        # file it replaces, which could briefly be readable by others.
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(token + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        atomic_write_text(path, token + "\n", mode=0o600)
     except OSError as exc:
         raise HookStartError(f"cannot write the Hook API token to {path} ({exc.strerror or exc})") from exc
     return path

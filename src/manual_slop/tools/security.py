@@ -44,7 +44,6 @@ from pathlib import Path
 from manual_slop.tools.errors import AccessDenied
 
 __all__ = [
-    "BLACKLISTED_NAMES",
     "MAX_PATH_BYTES",
     "SECRET_FILE_RULES",
     "PathPolicy",
@@ -126,8 +125,6 @@ SECRET_FILE_RULES: tuple[SecretFileRule, ...] = (
         "it stores passwords or tokens",
     ),
 )
-# Names the rules refuse, one per rule family (kept for callers that list examples).
-BLACKLISTED_NAMES: tuple[str, ...] = ("history.toml", "credentials.toml", "config.toml")
 
 
 def secret_file_rule(name: str) -> SecretFileRule | None:

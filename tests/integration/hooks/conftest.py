@@ -19,9 +19,11 @@ from openapi_spec_validator import validate as validate_openapi
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from manual_slop.ai import AIClient, RetryPolicy
 from manual_slop.controller import AppController
 from manual_slop.headless import HeadlessTicker
 from manual_slop.hooks import ApiHookClient, HookServer
+from manual_slop.hooks.guard import BODY_METHODS
 
 DOC_URI = "urn:manual-slop:hook-api"
 _VALID_DOCS: set[str] = set()
@@ -127,7 +129,7 @@ def raw_call(
     sent = dict(headers or {})
     if auth and app.token:
         sent.setdefault("Authorization", f"Bearer {app.token}")
-    if method in ("POST", "PUT", "PATCH"):
+    if method in BODY_METHODS:
         sent.setdefault("Content-Type", "application/json")
     conn = http.client.HTTPConnection("127.0.0.1", app.server.port, timeout=timeout)
     try:
@@ -154,6 +156,18 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout} s")
         time.sleep(0.01)
+
+
+def deepseek_app(factory: HookAppFactory, base_url: str) -> tuple[HookApp, ApiHookClient]:
+    """An app whose real AI client talks, as DeepSeek, to the fake OpenAI-compatible server at
+    ``base_url`` (fast retries); and a client of it."""
+    app = factory(
+        backend=AIClient(retry=RetryPolicy(base_delay_s=0.01)), environ={"DEEPSEEK_API_KEY": "sk-test"}
+    )
+    api = app.client()
+    for name, value in (("current_provider", "deepseek"), ("provider_base_url", base_url)):
+        api.wait_for_task(api.set_value(name, value))
+    return app, api
 
 
 @pytest.fixture

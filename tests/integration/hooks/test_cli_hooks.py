@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from manual_slop.ai import AIClient, RetryPolicy
 from manual_slop.dialogs import ConfirmDialog, MMASpawnApprovalDialog, ToolApprovalDialog
 from manual_slop.hooks import ApiHookClient, Unauthorized
 from manual_slop.hooks.token import runtime_token_path
 from tests.fakes import OpenAIFake, Reply
-from tests.integration.hooks.conftest import HookApp, wait_until
-from tests.integration.test_cli import SLOPPY, clean_env
+from tests.integration.hooks.conftest import HookApp, deepseek_app, wait_until
+from tests.integration.hooks.test_mma_e2e import PLAN, TICKETS
+from tests.integration.test_cli import SLOPPY, clean_env, reap
 from tests.integration.test_controller import FakeBackend
 
 
@@ -44,10 +44,14 @@ def finish(proc: subprocess.Popen[str], timeout: float = 10.0) -> tuple[int, str
     try:
         out, err = proc.communicate(timeout=timeout)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
+        reap(proc)
     return proc.returncode, out, err
+
+
+def announced_port(proc: subprocess.Popen[str]) -> int:
+    """The port of the app's announcement, its first stdout line."""
+    assert proc.stdout is not None
+    return int(proc.stdout.readline().rsplit(":", 1)[1])
 
 
 def test_headless_app_announces_the_port_and_stops_on_api_shutdown(tmp_path: Path) -> None:
@@ -82,8 +86,7 @@ def test_headless_app_announces_the_port_and_stops_on_api_shutdown(tmp_path: Pat
 def test_sigterm_while_serving_still_stops_cleanly(tmp_path: Path) -> None:
     proc = launch(["--config", str(tmp_path / "config.toml"), "--hook-port", "0"], tmp_path)
     try:
-        assert proc.stdout is not None
-        port = int(proc.stdout.readline().rsplit(":", 1)[1])
+        port = announced_port(proc)
         client = ApiHookClient(f"http://127.0.0.1:{port}")
         client.wait_for_server(10)
         proc.send_signal(signal.SIGTERM)
@@ -110,8 +113,7 @@ def test_a_non_loopback_host_needs_a_token(tmp_path: Path) -> None:
     env = {**clean_env(), "SLOP_HOOK_TOKEN": "tok-123456"}
     proc = launch(["--config", str(config), "--hook-port", "0"], tmp_path, env)
     try:
-        assert proc.stdout is not None
-        port = int(proc.stdout.readline().rsplit(":", 1)[1])
+        port = announced_port(proc)
         anonymous = ApiHookClient(f"http://127.0.0.1:{port}", token="")
         assert anonymous.wait_for_server(10)["status"] == "ok"  # /status needs no token
         authorized = ApiHookClient(f"http://127.0.0.1:{port}", token="tok-123456")
@@ -129,8 +131,7 @@ def test_a_generated_token_is_written_privately_found_by_local_clients_and_remov
         tmp_path,
     )
     try:
-        assert proc.stdout is not None
-        port = int(proc.stdout.readline().rsplit(":", 1)[1])
+        port = announced_port(proc)
         runtime = runtime_token_path(port)
         wait_until(token_file.exists)
         token = token_file.read_text().strip()
@@ -162,8 +163,7 @@ def test_switching_the_token_off_is_loud_and_loopback_only(tmp_path: Path) -> No
     config.write_text("[hook]\nrequire_token = false\n")
     proc = launch(["--config", str(config), "--hook-port", "0"], tmp_path)
     try:
-        assert proc.stdout is not None
-        port = int(proc.stdout.readline().rsplit(":", 1)[1])
+        port = announced_port(proc)
         client = ApiHookClient(f"http://127.0.0.1:{port}", token="")
         assert client.get_value("ai_status") == "idle"  # no token needed, as configured
         assert not runtime_token_path(port).exists()
@@ -299,9 +299,7 @@ class FollowedClient:
         try:
             self.proc.wait(timeout)
         finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait(5)
+            reap(self.proc)
             out, err = self._buffer, b""
             if self.proc.stdout is not None and not self.proc.stdout.closed:
                 out += self.proc.stdout.read()
@@ -544,24 +542,10 @@ def test_every_mma_command_in_the_initial_state(hook_app: HookApp) -> None:
     assert unknown.returncode == 2 and "invalid choice: 'replan'" in unknown.stderr
 
 
-PLAN = {"tracks": [{"title": "Core", "description": "The login page core", "priority": "high"}]}
-TICKETS = {
-    "tickets": [
-        {"id": "a", "description": "Write the form", "depends_on": []},
-        {"id": "b", "description": "Validate the form", "depends_on": ["a"]},
-    ]
-}
-
-
 def test_mma_commands_plan_accept_start_pause_resume_and_abort_a_track(hook_app_factory) -> None:
     done = {"state": "done", "error": None}
     with OpenAIFake() as fake:
-        app = hook_app_factory(
-            backend=AIClient(retry=RetryPolicy(base_delay_s=0.01)), environ={"DEEPSEEK_API_KEY": "sk-test"}
-        )
-        api = app.client()
-        for field, value in (("current_provider", "deepseek"), ("provider_base_url", fake.base_url)):
-            api.wait_for_task(api.set_value(field, value))
+        app, api = deepseek_app(hook_app_factory, fake.base_url)
         fake.push(
             Reply("```json\n" + json.dumps(PLAN) + "\n```"),  # Tier 1
             Reply(json.dumps(TICKETS)),  # Tier 2

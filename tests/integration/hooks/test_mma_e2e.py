@@ -10,9 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from manual_slop.ai import AIClient, RetryPolicy
 from tests.fakes import OpenAIFake, Reply
-from tests.integration.hooks.conftest import HookAppFactory
+from tests.integration.hooks.conftest import HookAppFactory, deepseek_app
 
 PLAN = {"tracks": [{"title": "Core", "description": "The login page core", "priority": "high"}]}
 TICKETS = {
@@ -30,11 +29,7 @@ def fake() -> Iterator[OpenAIFake]:
 
 
 def test_plan_accept_start_approve_done(hook_app_factory: HookAppFactory, fake: OpenAIFake) -> None:
-    client = AIClient(retry=RetryPolicy(base_delay_s=0.01))
-    app = hook_app_factory(backend=client, environ={"DEEPSEEK_API_KEY": "sk-test"})
-    api = app.client()
-    for field, value in (("current_provider", "deepseek"), ("provider_base_url", fake.base_url)):
-        api.wait_for_task(api.set_value(field, value))
+    app, api = deepseek_app(hook_app_factory, fake.base_url)
     fake.push(
         Reply("Here is the plan:\n```json\n" + json.dumps(PLAN) + "\n```"),  # Tier 1
         Reply(json.dumps(TICKETS)),  # Tier 2

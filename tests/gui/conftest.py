@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -49,3 +50,16 @@ def frames_until(ctx, predicate: Callable[[], bool], max_frames: int = 600) -> N
             return
         ctx.yield_()
     raise AssertionError(f"condition not met within {max_frames} frames")
+
+
+def dialog_in_thread(ctrl, dialog, workers: list[threading.Thread]) -> None:
+    """Ask for approval from a worker thread. The thread is started by the main thread: the
+    test function runs on the test engine's own native thread, and starting a thread from
+    there would register a never-ending threading._DummyThread for it."""
+
+    def start() -> None:
+        thread = threading.Thread(target=lambda: ctrl.request_approval(dialog, timeout=60))
+        thread.start()
+        workers.append(thread)
+
+    ctrl.post_gui_task({"action": "custom_callback", "callback": start})

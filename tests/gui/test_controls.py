@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from imgui_bundle import ImVec2, imgui
 from imgui_bundle.immapp import testing
 
-from manual_slop.dialogs import MMAApprovalDialog
-from tests.gui.conftest import frames_until
+from manual_slop.dialogs import Decision, MMAApprovalDialog
+from tests.gui.conftest import dialog_in_thread, frames_until
 from tests.integration.test_controller import FakeBackend
 
 
@@ -252,27 +254,30 @@ STEP = {
 }
 
 
-def _ask_in_thread(ctrl, dialog, outcome: list, workers: list) -> None:
-    def start() -> None:
-        thread = threading.Thread(target=lambda: outcome.append(ctrl.request_approval(dialog, timeout=60)))
-        thread.start()
-        workers.append(thread)
+def _decide_step(make_controller, run_gui, payload: str, act: Callable[[Any], None]) -> Decision | None:
+    """Ask for approval of an MMA step with ``payload``; ``act(ctx)`` answers the open modal.
+    Returns the dialog's decision."""
+    ctrl = make_controller()
+    dialog = MMAApprovalDialog("T11", payload)
+    workers: list[threading.Thread] = []
 
-    ctrl.post_gui_task({"action": "custom_callback", "callback": start})
+    def test(ctx, app) -> None:
+        ctx.yield_(5)
+        dialog_in_thread(ctrl, dialog, workers)
+        frames_until(ctx, lambda: bool(ctrl.state.pending_dialogs))
+        act(ctx)
+        frames_until(ctx, lambda: not ctrl.state.pending_dialogs)
+
+    run_gui(ctrl, test)
+    for worker in workers:
+        worker.join(10)
+    return dialog.decision
 
 
 def test_the_mma_step_modal_edits_fields_and_approves_the_rebuilt_step(
     make_controller, run_gui, artifacts: Path
 ) -> None:
-    ctrl = make_controller()
-    dialog = MMAApprovalDialog("T11", json.dumps(STEP, indent=2))
-    outcome: list = []
-    workers: list[threading.Thread] = []
-
-    def test(ctx, app) -> None:
-        ctx.yield_(5)
-        _ask_in_thread(ctrl, dialog, outcome, workers)
-        frames_until(ctx, lambda: bool(ctrl.state.pending_dialogs))
+    def act(ctx) -> None:
         ctx.yield_(3)
         testing.capture(ctx, str(artifacts / "modal_mma_step_fields.png"))
         ctx.item_click("//Approve MMA Step/**/##args.new_string")
@@ -282,12 +287,8 @@ def test_the_mma_step_modal_edits_fields_and_approves_the_rebuilt_step(
         ctx.key_press(imgui.Key.mod_ctrl | imgui.Key.a)
         ctx.key_chars("true")
         ctx.item_click("//Approve MMA Step/Approve")
-        frames_until(ctx, lambda: not ctrl.state.pending_dialogs)
 
-    run_gui(ctrl, test)
-    for worker in workers:
-        worker.join(10)
-    decision = dialog.decision
+    decision = _decide_step(make_controller, run_gui, json.dumps(STEP, indent=2), act)
     assert decision is not None and decision.approved and decision.edited
     edited = json.loads(decision.payload["payload"])  # one JSON object again, not a string in JSON
     assert edited["args"] == {**STEP["args"], "new_string": "return 2", "replace_all": True}
@@ -295,22 +296,10 @@ def test_the_mma_step_modal_edits_fields_and_approves_the_rebuilt_step(
 
 
 def test_abort_track_in_the_mma_step_modal_rejects_with_abort(make_controller, run_gui) -> None:
-    ctrl = make_controller()
-    dialog = MMAApprovalDialog("T11", json.dumps(STEP))
-    outcome: list = []
-    workers: list[threading.Thread] = []
-
-    def test(ctx, app) -> None:
-        ctx.yield_(5)
-        _ask_in_thread(ctrl, dialog, outcome, workers)
-        frames_until(ctx, lambda: bool(ctrl.state.pending_dialogs))
+    def act(ctx) -> None:
         ctx.item_click("//Approve MMA Step/Abort Track")
-        frames_until(ctx, lambda: not ctrl.state.pending_dialogs)
 
-    run_gui(ctrl, test)
-    for worker in workers:
-        worker.join(10)
-    decision = dialog.decision
+    decision = _decide_step(make_controller, run_gui, json.dumps(STEP), act)
     assert decision is not None and decision.abort and not decision.approved and decision.decider == "gui"
 
 

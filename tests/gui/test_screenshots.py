@@ -17,7 +17,7 @@ from imgui_bundle.immapp import testing
 from manual_slop.ai import AIClient, RetryPolicy
 from manual_slop.dialogs import AskDialog, MMAApprovalDialog, MMASpawnApprovalDialog, ToolApprovalDialog
 from tests.fakes import Call, OpenAIFake, Reply
-from tests.gui.conftest import frames_until
+from tests.gui.conftest import dialog_in_thread, frames_until
 from tests.gui.test_app import _diamond
 from tests.gui.test_controls import STEP
 
@@ -61,19 +61,6 @@ def _distinct_colours(path: Path) -> int:
         line = raw[row * stride + 1 : (row + 1) * stride]
         colours.update(line[i : i + 3] for i in range(0, len(line), channels * 8))
     return len(colours)
-
-
-def _dialog_in_thread(ctrl, dialog, workers: list[threading.Thread]) -> None:
-    """Ask for approval from a worker thread. The thread is started by the main thread: the
-    test function runs on the test engine's own native thread, and starting a thread from
-    there would register a never-ending threading._DummyThread for it."""
-
-    def start() -> None:
-        thread = threading.Thread(target=lambda: ctrl.request_approval(dialog, timeout=60))
-        thread.start()
-        workers.append(thread)
-
-    ctrl.post_gui_task({"action": "custom_callback", "callback": start})
 
 
 def _store_tracks(ctrl) -> None:
@@ -162,7 +149,7 @@ def test_every_panel_and_modal(make_controller, run_gui, app_dir: Path, artifact
                 ),
             ),
         ):
-            _dialog_in_thread(ctrl, dialog, workers)
+            dialog_in_thread(ctrl, dialog, workers)
             frames_until(ctx, lambda d=dialog: any(p["id"] == d.uid for p in ctrl.state.pending_dialogs))
             shot(name, ctx)
             ctrl.post_gui_task(

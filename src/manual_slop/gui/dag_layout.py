@@ -73,8 +73,6 @@ def layer_of(tickets: Sequence[Mapping[str, Any]]) -> dict[str, int]:
         if not ready:  # only cycles left: place the first unplaced node with what is known
             ready = [next(tid for tid in by_id if tid not in layer)]
         tid = ready.pop(0)
-        if tid in layer:
-            continue
         layer[tid] = 1 + max((layer[d] for d in deps[tid] if d in layer), default=-1)
         for child in dependents[tid]:
             waiting[child] -= 1

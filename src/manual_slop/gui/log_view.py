@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from imgui_bundle import ImVec2, imgui
 
-from manual_slop.gui.widgets import clipped_rows
+from manual_slop.gui.widgets import clipped_rows, follow_bottom
 
 if TYPE_CHECKING:
     from manual_slop.gui.gui_state import LogFilter
@@ -130,7 +130,7 @@ def render_log_view(
                     imgui.text_unformatted(text)
 
         clipped_rows(len(rows), draw_row)
-        _follow()
+        follow_bottom(1.0)  # the newest row stays in view unless scrolled up
         imgui.end_table()
     if flt.selected is not None and flt.selected < len(entries):
         if flt.detail[0] != (flt.selected, id(entries[flt.selected])):
@@ -140,17 +140,6 @@ def render_log_view(
         imgui.input_text_multiline(
             f"##{view_id}_detail", detail, ImVec2(-1, -1), imgui.InputTextFlags_.read_only
         )
-
-
-def _follow() -> None:
-    """Keep the newest row in view while the view is scrolled to the bottom.
-
-    The scroll limit is last frame's, so "at the bottom" means the user had not scrolled
-    up before this frame's new rows were drawn; scrolling to the cursor (after the last
-    row) then reaches the new bottom. Scrolled up, the view stays where the user put it.
-    """
-    if imgui.get_scroll_y() >= imgui.get_scroll_max_y() - 1.0:
-        imgui.set_scroll_here_y(1.0)
 
 
 def short(value: Any, limit: int = 120) -> str:

@@ -12,8 +12,10 @@ from imgui_bundle import ImVec4, imgui
 __all__ = [
     "COLORS",
     "button",
+    "clip_tooltip",
     "clipped_rows",
     "elide",
+    "follow_bottom",
     "fuzzy_score",
     "help_marker",
     "rank",
@@ -22,6 +24,7 @@ __all__ = [
     "status_color",
     "text_colored",
     "text_elided",
+    "text_wrapped_colored",
 ]
 
 COLORS: dict[str, ImVec4] = {
@@ -58,6 +61,13 @@ def status_color(status: str) -> ImVec4:
 
 def text_colored(color: str, text: str) -> None:
     imgui.text_colored(COLORS[color], text)
+
+
+def text_wrapped_colored(color: ImVec4, text: str) -> None:
+    """``text`` wrapped at the window's edge, in ``color``."""
+    imgui.push_style_color(imgui.Col_.text, color)
+    imgui.text_wrapped(text)
+    imgui.pop_style_color()
 
 
 def help_marker(text: str) -> None:
@@ -105,10 +115,11 @@ def text_elided(
     else:
         imgui.text_colored(color, shown)
     if shown != text and imgui.is_item_hovered():
-        imgui.set_item_tooltip(_tooltip_text(text))
+        imgui.set_item_tooltip(clip_tooltip(text))
 
 
-def _tooltip_text(text: str, limit: int = 4000) -> str:
+def clip_tooltip(text: str, limit: int = 4000) -> str:
+    """``text`` cut to ``limit`` characters (with "…"), so a huge value keeps its tooltip small."""
     return text if len(text) <= limit else text[:limit] + "…"
 
 
@@ -145,6 +156,18 @@ def clipped_rows(count: int, draw_row: Callable[[int], None]) -> None:
         for row in range(clipper.display_start, clipper.display_end):
             draw_row(row)
     clipper.end()
+
+
+def follow_bottom(slack: float) -> None:
+    """Keep the newest content in view while the current scroll view is at its bottom.
+
+    Call it after drawing the content. The scroll limit is last frame's, so "at the bottom"
+    (within ``slack`` pixels) means the user had not scrolled up before this frame's new
+    content was drawn; scrolling to the cursor then reaches the new bottom. Scrolled up,
+    the view stays where the user put it.
+    """
+    if imgui.get_scroll_y() >= imgui.get_scroll_max_y() - slack:
+        imgui.set_scroll_here_y(1.0)
 
 
 def fuzzy_score(query: str, candidate: str) -> float | None:

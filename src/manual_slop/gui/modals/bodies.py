@@ -25,10 +25,12 @@ __all__ = [
     "confirm_script",
     "confirm_script_edits",
     "diff_view",
+    "footer_height",
     "generic",
     "lines_left",
     "mma_spawn",
     "mma_spawn_edits",
+    "multiline",
     "no_edits",
     "reason_box",
     "tool_approval",
@@ -43,9 +45,10 @@ def reason_box(buffers: dict[str, Any]) -> None:
     )
 
 
-def _multiline(
+def multiline(
     label: str, buffers: dict[str, Any], key: str, initial: str, lines: float, *, wrap: bool = False
 ) -> None:
+    """A multi-line input ``lines`` text lines high, editing ``buffers[key]`` (``initial`` at first)."""
     if key not in buffers:
         buffers[key] = initial
     height = imgui.get_text_line_height_with_spacing() * lines
@@ -53,10 +56,15 @@ def _multiline(
     _, buffers[key] = imgui.input_text_multiline(label, buffers[key], ImVec2(-1, height), flags)
 
 
+def footer_height() -> float:
+    """The height the reason box and the buttons take below a body."""
+    return imgui.get_frame_height_with_spacing() * 3
+
+
 def lines_left() -> float:
     """Text lines that fill the dialog down to the reason box and buttons (at least 4)."""
-    footer = imgui.get_frame_height_with_spacing() * 3
-    return max(4.0, (imgui.get_content_region_avail().y - footer) / imgui.get_text_line_height_with_spacing())
+    available = imgui.get_content_region_avail().y - footer_height()
+    return max(4.0, available / imgui.get_text_line_height_with_spacing())
 
 
 def _json_args(ui: Ui, buffers: dict[str, Any]) -> dict[str, Any] | None:
@@ -83,8 +91,7 @@ def confirm_script(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> N
         editor.set_text(str(payload.get("script", "")))
         editor.set_show_line_numbers_enabled(True)
         editor.set_show_whitespaces_enabled(False)
-    footer = imgui.get_frame_height_with_spacing() * 3
-    editor.render("##script_editor", ImVec2(-1, -footer))
+    editor.render("##script_editor", ImVec2(-1, -footer_height()))
     reason_box(buffers)
 
 
@@ -100,10 +107,9 @@ def tool_approval(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> No
     imgui.same_line()
     imgui.text_colored(COLORS["info"], str(payload.get("tool", "")))
     imgui.text("Arguments (editable JSON)")
-    _multiline("##args", buffers, "args_text", json.dumps(payload.get("args", {}), indent=2), 6)
+    multiline("##args", buffers, "args_text", json.dumps(payload.get("args", {}), indent=2), 6)
     imgui.text("Effect")
-    footer = imgui.get_frame_height_with_spacing() * 3
-    diff_view("##diff", str(payload.get("diff", "")), -footer)
+    diff_view("##diff", str(payload.get("diff", "")), -footer_height())
     reason_box(buffers)
 
 
@@ -134,10 +140,10 @@ def mma_spawn(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> None:
     payload = dialog["payload"]
     imgui.text(f"Start a {payload.get('role', 'worker')} on ticket {payload.get('ticket_id', '?')}")
     imgui.text("Prompt (editable)")
-    _multiline("##spawn_prompt", buffers, "prompt", str(payload.get("prompt", "")), 6, wrap=True)
+    multiline("##spawn_prompt", buffers, "prompt", str(payload.get("prompt", "")), 6, wrap=True)
     imgui.text("Context (editable)")
     context = str(payload.get("context_md", ""))
-    _multiline("##spawn_context", buffers, "context_md", context, lines_left(), wrap=True)
+    multiline("##spawn_context", buffers, "context_md", context, lines_left(), wrap=True)
     reason_box(buffers)
 
 
@@ -154,7 +160,7 @@ def ask(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> None:
         imgui.same_line()
         imgui.text_colored(COLORS["info"], str(payload["tool"]))
     imgui.text("Arguments (editable JSON)")
-    _multiline("##ask_args", buffers, "args_text", json.dumps(payload.get("args", {}), indent=2), 6)
+    multiline("##ask_args", buffers, "args_text", json.dumps(payload.get("args", {}), indent=2), 6)
     imgui.set_next_item_width(-1)
     _, buffers["answer"] = imgui.input_text_with_hint(
         "##answer", "answer (optional)", buffers.get("answer", "")

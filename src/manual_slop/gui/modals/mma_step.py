@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from imgui_bundle import ImVec2, imgui
 
 from manual_slop.gui.form import form, form_row
-from manual_slop.gui.modals.bodies import diff_view, lines_left, reason_box
-from manual_slop.gui.widgets import COLORS
+from manual_slop.gui.modals.bodies import diff_view, footer_height, lines_left, multiline, reason_box
+from manual_slop.gui.widgets import COLORS, text_wrapped_colored
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
@@ -30,6 +30,7 @@ __all__ = ["READ_ONLY", "StepField", "mma_step", "mma_step_edits", "rebuild", "s
 # effect; replan / replaces: which replan this is and what it replaces, fixed by the runtime.
 READ_ONLY = frozenset({"tool", "preview", "replan", "replaces"})
 LONG_TEXT = 60  # characters from which a string gets a multi-line box
+_PARSED = "parsed_step"  # buffers key of the parsed payload ("payload" and "fields" are edits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,23 +100,27 @@ def rebuild(step: dict[str, Any], fields: list[StepField], texts: dict[str, str]
 
 
 # -- drawing --------------------------------------------------------------------------------
+def _parsed(dialog: dict[str, Any], buffers: dict[str, Any]) -> tuple[dict[str, Any], list[StepField]] | None:
+    """The payload's step and its fields, or None when the payload is not a JSON object;
+    parsed once per dialog (kept in its buffers), not every frame."""
+    if _PARSED not in buffers:
+        step = parse_step(str(dialog["payload"].get("payload", "")))
+        buffers[_PARSED] = None if step is None else (step, step_fields(step))
+    return buffers[_PARSED]
+
+
 def mma_step(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> None:
     payload = dialog["payload"]
-    text = str(payload.get("payload", ""))
     imgui.text(f"Ticket {payload.get('ticket_id', '?')} proposes this step")
-    step = parse_step(text)
-    if step is None:
-        buffers.setdefault("payload", text)
-        height = imgui.get_text_line_height_with_spacing() * lines_left()
-        _, buffers["payload"] = imgui.input_text_multiline(
-            "##step_payload", buffers["payload"], ImVec2(-1, height), imgui.InputTextFlags_.word_wrap
-        )
+    parsed = _parsed(dialog, buffers)
+    if parsed is None:
+        text = str(payload.get("payload", ""))
+        multiline("##step_payload", buffers, "payload", text, lines_left(), wrap=True)
         reason_box(buffers)
         return
-    fields = step_fields(step)
+    step, fields = parsed
     texts: dict[str, str] = buffers.setdefault("fields", {spec.label: spec.initial for spec in fields})
-    footer = imgui.get_frame_height_with_spacing() * 3
-    if imgui.begin_child("##step_fields", ImVec2(-1, -footer)):
+    if imgui.begin_child("##step_fields", ImVec2(-1, -footer_height())):
         _fixed(step)
         labels = [spec.shown_label for spec in fields]
         with form("##step_form", labels) as shown:
@@ -135,9 +140,7 @@ def _fixed(step: dict[str, Any]) -> None:
         imgui.text_disabled(f"{key}:")
         imgui.same_line()
         value = step[key]
-        imgui.push_style_color(imgui.Col_.text, COLORS["info"])
-        imgui.text_wrapped(value if isinstance(value, str) else json.dumps(value))
-        imgui.pop_style_color()
+        text_wrapped_colored(COLORS["info"], value if isinstance(value, str) else json.dumps(value))
 
 
 def _input(spec: StepField, texts: dict[str, str]) -> None:
@@ -161,11 +164,12 @@ def mma_step_edits(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> d
     original = str(dialog["payload"].get("payload", ""))
     if "payload" in buffers:
         return {} if buffers["payload"] == original else {"payload": buffers["payload"]}
-    step = parse_step(original)
-    if step is None or "fields" not in buffers:
+    parsed = _parsed(dialog, buffers)
+    if parsed is None or "fields" not in buffers:
         return {}
+    step, fields = parsed
     try:
-        edited = rebuild(step, step_fields(step), buffers["fields"])
+        edited = rebuild(step, fields, buffers["fields"])
     except ValueError as exc:
         ui.gui.toast("error", str(exc))
         return None

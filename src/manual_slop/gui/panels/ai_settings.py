@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from imgui_bundle import ImVec4, imgui
+from imgui_bundle import imgui
 
 from manual_slop.config import PROVIDER_NAMES
 from manual_slop.gui.form import form, form_row
 from manual_slop.gui.inputs import combo_field, text_field
-from manual_slop.gui.widgets import COLORS
+from manual_slop.gui.widgets import COLORS, text_wrapped_colored
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
@@ -59,7 +59,7 @@ def render_ai_settings(ui: Ui) -> None:
             if auto:
                 imgui.pop_style_color()
     if state.approval_policy == "auto":
-        _wrapped(COLORS["warn"], "AUTO: scripts, edits and MMA steps run without asking")
+        text_wrapped_colored(COLORS["warn"], "AUTO: scripts, edits and MMA steps run without asking")
     elif state.approval_policy == "allow_list":
         imgui.text_disabled(f"{len(ui.ctrl.clutch.rules)} allow-list rule(s)")
 
@@ -96,7 +96,7 @@ HOSTED_NOTE = "or choose a hosted provider above and put its key in credentials.
 
 def _offline(ui: Ui) -> None:
     """What the offline default is for, and the one step to something stronger."""
-    _wrapped(COLORS["muted"], OFFLINE_NOTE)
+    text_wrapped_colored(COLORS["muted"], OFFLINE_NOTE)
     if imgui.button("Use Ollama"):
         ui.act.click("btn_use_server")
     if imgui.is_item_hovered():
@@ -104,7 +104,7 @@ def _offline(ui: Ui) -> None:
             "the openai_compatible provider on http://127.0.0.1:11434/v1 (any other "
             "server: choose openai_compatible and set its Base URL)"
         )
-    _wrapped(COLORS["muted"], HOSTED_NOTE)  # wrapped: the column is narrow
+    text_wrapped_colored(COLORS["muted"], HOSTED_NOTE)  # wrapped: the column is narrow
 
 
 def _key_source(ui: Ui, state: AppState) -> None:
@@ -112,11 +112,15 @@ def _key_source(ui: Ui, state: AppState) -> None:
         _offline(ui)
     source = ui.ctrl.credentials.source(state.current_provider)
     if state.current_provider in ("local", "gemini_cli", "openai_compatible"):
-        _wrapped(COLORS["muted"], "no API key needed" if source is None else f"API key from {source}")
+        text_wrapped_colored(
+            COLORS["muted"], "no API key needed" if source is None else f"API key from {source}"
+        )
     elif source is None:
-        _wrapped(COLORS["warn"], f"no API key for {state.current_provider} (credentials.toml or environment)")
+        text_wrapped_colored(
+            COLORS["warn"], f"no API key for {state.current_provider} (credentials.toml or environment)"
+        )
     else:
-        _wrapped(COLORS["muted"], f"API key from {source}")
+        text_wrapped_colored(COLORS["muted"], f"API key from {source}")
 
 
 def _sampling(ui: Ui, state: AppState) -> None:
@@ -136,9 +140,3 @@ def _sampling(ui: Ui, state: AppState) -> None:
     changed, value = imgui.input_int(LABELS["History limit"], state.history_trunc_limit, 1000, 10000)
     if changed:
         ui.act.set("history_trunc_limit", max(0, value))
-
-
-def _wrapped(color: ImVec4, text: str) -> None:
-    imgui.push_style_color(imgui.Col_.text, color)
-    imgui.text_wrapped(text)
-    imgui.pop_style_color()

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from imgui_bundle import imgui
 
-from manual_slop.gui.widgets import COLORS, clipped_rows, text_elided
+from manual_slop.gui.widgets import COLORS, clipped_rows, text_elided, text_wrapped_colored
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
@@ -41,7 +41,7 @@ def _string_list(ui: Ui, title: str, field: str, key: str, hint: str) -> None:
 
 
 def render_files(ui: Ui) -> None:
-    _muted_wrapped(f"base dir: {ui.gui.base_dir_cache[1] or ui.state.files_base_dir}")
+    text_wrapped_colored(COLORS["muted"], f"base dir: {ui.gui.base_dir_cache[1] or ui.state.files_base_dir}")
     _string_list(ui, "Tracked files and globs", "project_files", "add_path", "src/**/*.py or a file")
     _string_list(ui, "Excluded", "files_exclude", "add_exclude", "**/generated/**")
     _resolved(ui)
@@ -99,9 +99,3 @@ def _resolved(ui: Ui) -> None:
 
     clipped_rows(len(files), row)
     imgui.end_table()
-
-
-def _muted_wrapped(text: str) -> None:
-    imgui.push_style_color(imgui.Col_.text, COLORS["muted"])
-    imgui.text_wrapped(text)
-    imgui.pop_style_color()

@@ -31,7 +31,7 @@ def render_message(ui: Ui) -> None:
     ):
         ui.act.click("btn_gen_send")
     imgui.same_line()
-    stopping = running and (ui.ctrl.request_status(request_id) or {}).get("state") == "cancelling"
+    stopping = running and ui.ctrl.requests.state(request_id) == "cancelling"
     if running and not stopping:
         imgui.push_style_color(imgui.Col_.button, COLORS["killed"] * 0.7)
     why_not = "stopping…" if stopping else "no request is running"

@@ -18,6 +18,7 @@ from manual_slop.gui.inputs import text_field
 from manual_slop.gui.widgets import (
     COLORS,
     button,
+    clip_tooltip,
     elide,
     small_button,
     spinner_text,
@@ -101,9 +102,9 @@ def render_mma_dashboard(ui: Ui) -> None:
     _usage(ui)
 
 
-def _action_button(ui: Ui, label: str, action: str, blockers: dict[str, str], user_data: Any = None) -> None:
+def _action_button(ui: Ui, label: str, action: str, blockers: dict[str, str]) -> None:
     if button(label, not blockers.get(action), blockers.get(action, "")):
-        ui.act.click(action, user_data)
+        ui.act.click(action)
 
 
 def _epic(ui: Ui, blockers: dict[str, str]) -> None:
@@ -172,7 +173,7 @@ def _tracks(ui: Ui, blockers: dict[str, str]) -> None:
         imgui.table_set_column_index(0)
         text_elided(str(track.get("title") or "(untitled)"))
         if track.get("description") and imgui.is_item_hovered():
-            imgui.set_item_tooltip(_wrapped_tooltip(str(track["description"])))
+            imgui.set_item_tooltip(clip_tooltip(str(track["description"]), 2000))
         imgui.table_set_column_index(1)
         text_elided(track_id, color=COLORS["muted"], keep_end=True)
         imgui.table_set_column_index(2)
@@ -195,10 +196,6 @@ def _tracks(ui: Ui, blockers: dict[str, str]) -> None:
             ui.act.click("btn_mma_archive_track", track_id)
         imgui.pop_id()
     imgui.end_table()
-
-
-def _wrapped_tooltip(text: str, limit: int = 2000) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _controls(ui: Ui, blockers: dict[str, str]) -> None:
@@ -309,7 +306,7 @@ def _description_cell(ticket: dict[str, Any]) -> None:
     imgui.end_group()
     if (text or reason) and imgui.is_item_hovered():
         tip = text if not reason else f"{text}\n\nblocked: {reason}"
-        imgui.set_tooltip(_wrapped_tooltip(tip))
+        imgui.set_tooltip(clip_tooltip(tip, 2000))
 
 
 def _usage(ui: Ui) -> None:

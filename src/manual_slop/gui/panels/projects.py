@@ -9,7 +9,7 @@ from imgui_bundle import imgui
 
 from manual_slop.gui.form import form, form_row
 from manual_slop.gui.inputs import text_field
-from manual_slop.gui.widgets import COLORS, elide
+from manual_slop.gui.widgets import COLORS, elide, text_wrapped_colored
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
@@ -35,9 +35,7 @@ def render_projects(ui: Ui) -> None:
     key = (str(ctrl.paths.project_file), ui.state.files_base_dir)
     if ui.gui.base_dir_cache[0] != key:
         ui.gui.base_dir_cache = (key, str(ctrl.base_dir()))
-    imgui.push_style_color(imgui.Col_.text, COLORS["muted"])
-    imgui.text_wrapped(f"base dir = {ui.gui.base_dir_cache[1]}")
-    imgui.pop_style_color()
+    text_wrapped_colored(COLORS["muted"], f"base dir = {ui.gui.base_dir_cache[1]}")
     imgui.text("System prompt")
     text_field(ui, "##system_prompt", "system_prompt", multiline=True, height_lines=6)
     if imgui.button("Save"):

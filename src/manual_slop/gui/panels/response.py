@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from imgui_bundle import imgui, imgui_md
 
-from manual_slop.gui.widgets import COLORS
+from manual_slop.gui.widgets import COLORS, text_wrapped_colored
 from manual_slop.request_flow import CUT_MARK, FALLBACK_MARK
 
 if TYPE_CHECKING:
@@ -63,9 +63,7 @@ def render_response(ui: Ui) -> None:
         imgui.text_colored(COLORS["warn"], "| stopped: partial answer")
     imgui.separator()
     if fallback is not None:
-        imgui.push_style_color(imgui.Col_.text, COLORS["warn"])
-        imgui.text_wrapped(fallback)  # not the provider you chose: said before the answer
-        imgui.pop_style_color()
+        text_wrapped_colored(COLORS["warn"], fallback)  # not the provider you chose: said before the answer
     if imgui.begin_child("##response_body"):
         if body.strip():
             imgui_md.render(body)
@@ -73,11 +71,10 @@ def render_response(ui: Ui) -> None:
             imgui.text_disabled("No response yet.")
         if reason is not None:
             imgui.spacing()
-            imgui.push_style_color(imgui.Col_.text, COLORS["warn"])
-            imgui.text_wrapped(
+            text_wrapped_colored(
+                COLORS["warn"],
                 f"Answer cut short ({reason})."
                 if body.strip()
-                else f"No answer arrived before the request was stopped ({reason})."
+                else f"No answer arrived before the request was stopped ({reason}).",
             )
-            imgui.pop_style_color()
     imgui.end_child()

@@ -65,7 +65,8 @@ def render_task_dag(ui: Ui) -> None:
     boxes = layered_layout(tickets, _node_size(), (GAP_EM[0] * em, GAP_EM[1] * em)) if placing else {}
     ed.begin("##task_dag", ImVec2(0, 0))
     text_width = TEXT_EM * em
-    hovered: str = ""
+    hovered_id = ed.get_hovered_node().id()  # set by the last ed.end(): the same for every node
+    hovered: dict[str, Any] | None = None
     for ticket in tickets:
         tid = str(ticket.get("id"))
         node, pin_in, pin_out = node_ids(ui, tid)
@@ -92,8 +93,8 @@ def render_task_dag(ui: Ui) -> None:
         imgui.text_disabled(elide(description, text_width) or " ")
         ed.end_node()
         ed.pop_style_color()
-        if ed.get_hovered_node().id() == node.id():
-            hovered = tid
+        if hovered is None and node.id() == hovered_id:
+            hovered = ticket
     link_index = 0
     for ticket in tickets:
         _, pin_in, _ = node_ids(ui, str(ticket.get("id")))
@@ -108,8 +109,8 @@ def render_task_dag(ui: Ui) -> None:
     gui.dag_fit = placing  # once more next frame, when new nodes know their size
     gui.dag_shape = shape
     ed.end()
-    if hovered:
-        _tooltip(next(t for t in tickets if str(t.get("id")) == hovered))
+    if hovered is not None:
+        _tooltip(hovered)
 
 
 def _tooltip(ticket: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from imgui_bundle import ImVec2, imgui
 
 from manual_slop.gui.text_view import LongText
-from manual_slop.gui.widgets import clipped_rows
+from manual_slop.gui.widgets import clipped_rows, follow_bottom
 from manual_slop.mma.models import TIERS as MMA_TIERS
 
 if TYPE_CHECKING:
@@ -89,6 +89,5 @@ def _draw(cache: LongText, tier: str) -> None:
     if imgui.begin_child(f"##stream_{tier}", ImVec2(0, 0), imgui.ChildFlags_.borders):
         lines = cache.lines
         clipped_rows(len(lines), lambda i: imgui.text_unformatted(lines[i]))
-        if imgui.get_scroll_y() >= imgui.get_scroll_max_y() - 4:
-            imgui.set_scroll_here_y(1.0)  # follow the stream while at the bottom
+        follow_bottom(4.0)  # follow the stream while at the bottom
     imgui.end_child()

@@ -31,3 +31,32 @@ def app_env(display: str | None = None, **extra: str) -> dict[str, str]:
         env.update({"DISPLAY": display, "LIBGL_ALWAYS_SOFTWARE": "1"})
     env.update(extra)
     return env
+
+
+def cancel_when(
+    send: Callable[[], object], ready: Callable[[], bool], token, ready_timeout: float = 60.0
+) -> tuple[object, float]:
+    """Run ``send()`` on a thread; once ``ready()`` holds (or ``ready_timeout`` passed) cancel
+    ``token``. Returns what the send returned or raised, and the seconds it took to stop."""
+    import threading
+
+    outcome: list[object] = []
+    ended: list[float] = []
+
+    def run() -> None:
+        try:
+            outcome.append(send())
+        except BaseException as exc:
+            outcome.append(exc)
+        ended.append(time.monotonic())
+
+    sender = threading.Thread(target=run)
+    sender.start()
+    deadline = time.monotonic() + ready_timeout
+    while not ready() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    asked = time.monotonic()
+    token.cancel("stopped by the test")
+    sender.join(10)
+    assert not sender.is_alive(), "the send did not stop"
+    return outcome[0], ended[0] - asked

@@ -58,35 +58,18 @@ def test_the_local_listener_refuses_callers_without_its_key() -> None:
 
 def _cancel_after(client: AIClient, message: str, ready, max_tokens: int = 2048) -> tuple[object, float, str]:
     """Send ``message``; cancel once ``ready(chunks)`` holds; (outcome, seconds to stop, text streamed)."""
-    import time
-
     from manual_slop.cancel import CancelToken
+    from tests.helpers import cancel_when
 
     client.configure(max_tokens=max_tokens, temperature=0.0)
     token = CancelToken()
     chunks: list[str] = []
-    outcome: list[object] = []
-    ended: list[float] = []
-
-    def run() -> None:
-        try:
-            outcome.append(
-                client.send("", message, stream_callback=chunks.append, cancel=token, enable_tools=False)
-            )
-        except BaseException as exc:
-            outcome.append(exc)
-        ended.append(time.monotonic())
-
-    sender = threading.Thread(target=run)
-    sender.start()
-    deadline = time.monotonic() + 60
-    while not ready(chunks) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    asked = time.monotonic()
-    token.cancel("stopped by the test")
-    sender.join(10)
-    assert not sender.is_alive()
-    return outcome[0], ended[0] - asked, "".join(chunks)
+    outcome, seconds = cancel_when(
+        lambda: client.send("", message, stream_callback=chunks.append, cancel=token, enable_tools=False),
+        lambda: ready(chunks),
+        token,
+    )
+    return outcome, seconds, "".join(chunks)
 
 
 def test_a_long_answer_stops_between_tokens_within_a_second() -> None:

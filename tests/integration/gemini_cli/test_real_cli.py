@@ -243,37 +243,23 @@ def test_a_cancel_kills_the_cli_within_a_second(
     real_cli: Path, gemini_fake: GeminiFake, rigs, tmp_path: Path
 ) -> None:
     """The fake answers nothing for 30 s: the CLI waits on it until the request is stopped."""
-    import threading
-    import time
-
     import psutil
 
     from manual_slop.cancel import CancelToken, RequestCancelled
     from tests.fakes import Hang
+    from tests.helpers import cancel_when
 
     gemini_fake.push(Hang(30))
     rig: Rig = rigs(real_cli, gemini_fake)
     token = CancelToken()
-    outcome: list[object] = []
-    ended: list[float] = []
-
-    def run() -> None:
-        try:
-            outcome.append(rig.client.send("", "a question", base_dir=str(tmp_path), cancel=token))
-        except BaseException as exc:
-            outcome.append(exc)
-        ended.append(time.monotonic())
-
-    sender = threading.Thread(target=run)
-    sender.start()
-    deadline = time.monotonic() + 30
-    while not gemini_fake.model_calls() and time.monotonic() < deadline:
-        time.sleep(0.05)  # the CLI started and its request reached the fake
+    outcome, seconds = cancel_when(
+        lambda: rig.client.send("", "a question", base_dir=str(tmp_path), cancel=token),
+        lambda: bool(gemini_fake.model_calls()),  # the CLI started and its request reached the fake
+        token,
+        ready_timeout=30,
+    )
     assert gemini_fake.model_calls()
-    asked = time.monotonic()
-    token.cancel("stopped by the test")
-    sender.join(10)
-    assert not sender.is_alive() and ended[0] - asked < 1.0
-    assert isinstance(outcome[0], RequestCancelled)
+    assert seconds < 1.0
+    assert isinstance(outcome, RequestCancelled)
     node = [p for p in psutil.Process().children(recursive=True) if "node" in p.name()]
     assert node == []  # its whole process tree is gone

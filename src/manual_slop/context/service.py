@@ -45,7 +45,7 @@ from manual_slop.context.jobs import run_job
 from manual_slop.context.subagent import summarize_file
 from manual_slop.context.undo import EditRecorder
 from manual_slop.context.views import Summarizer
-from manual_slop.memory import release_memory
+from manual_slop.heap import release_memory
 from manual_slop.schema import Problem
 
 if TYPE_CHECKING:

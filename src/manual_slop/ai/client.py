@@ -17,32 +17,49 @@ import dataclasses
 import logging
 import os
 import threading
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from manual_slop.ai.comms import CommsLog, get_current_tier, set_current_tier
 from manual_slop.ai.errors import AIError, ConfigurationError, ProviderError
-from manual_slop.ai.messages import StreamSink, Usage
+from manual_slop.ai.messages import Message, ModelRequest, StreamSink, ToolChoice, Usage
 from manual_slop.ai.providers import Provider, ProviderConfig, ProviderHooks, provider_class
 from manual_slop.ai.providers.base import DEFAULT_TIMEOUT_S
 from manual_slop.ai.rag import RagEngine, inject_rag_context
 from manual_slop.ai.refresh import FileRefresher, Refresher
 from manual_slop.ai.retry import RetryPolicy
 from manual_slop.ai.tool_loop import LoopSetup, ToolLoop
-from manual_slop.ai.transcript import Conversation
+from manual_slop.ai.transcript import (
+    Conversation,
+    ConversationSource,
+    InMemoryConversations,
+    estimate_tokens,
+)
 from manual_slop.ai.windows import RequestBudget, budget_for, shrink_markdown
 from manual_slop.cancel import CancelToken, RequestCancelled
 from manual_slop.config import DEFAULT_MODELS, PROVIDER_NAMES, Secret
 from manual_slop.events import EventEmitter
+from manual_slop.memory.compaction import Compactor, MemoryBudget
 from manual_slop.tools.registry import ExecutionContext, PreToolCallback, ToolRegistry
 
-__all__ = ["BASE_INSTRUCTIONS", "AIClient", "Answer", "ClientSettings", "ContextFit", "ai_client"]
+__all__ = [
+    "BASE_INSTRUCTIONS",
+    "DEFAULT_CONVERSATION",
+    "AIClient",
+    "Answer",
+    "ClientSettings",
+    "ContextFit",
+    "ai_client",
+]
 
 log = logging.getLogger(__name__)
 
 # fit_context(budget) -> (the context compiled to fit, the refresher of its files or None)
 ContextFit = Callable[[RequestBudget], tuple[str, Refresher | None]]
+
+DEFAULT_CONVERSATION = "chat"  # the conversation of a send that names none
 
 BASE_INSTRUCTIONS = (
     "You are the assistant inside Manual Slop, a workbench where a human curates the context and "
@@ -81,6 +98,9 @@ class ClientSettings:
     fallback: tuple[str, ...] = ()
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_prompt_tokens: int = 0
+    history_window: int = 1  # newest exchanges never summarized
+    memory_budget_tokens: int = 0  # 0: what the provider has room for after system, context and tools
+    memory_split: tuple[float, float, float] = (0.5, 0.3, 0.2)  # working, episodic, long-term
 
     def copy(self) -> ClientSettings:
         """Scalars shared, containers copied one level deep (``options`` two)."""
@@ -157,7 +177,9 @@ class AIClient:
         self._send_lock = threading.Lock()
         self._settings_lock = threading.Lock()
         self._providers: dict[str, Provider] = {}
-        self._conversations: dict[str, Conversation] = {}
+        # where conversations come from: in memory, or the project's memory store (set by the app)
+        self.conversations: ConversationSource = InMemoryConversations()
+        self._session_of: dict[str, str] = {}  # provider name -> the conversation its session caches
         self._abort = threading.Event()  # set by cleanup(): waits end early
         self._current = ("", "")  # (provider, model) of the call being logged
         self._active_cancel: CancelToken | None = None  # the token of the send in flight
@@ -228,6 +250,9 @@ class AIClient:
         timeout_s: float | None = None,
         max_prompt_tokens: int | None = None,
         provider: str | None = None,
+        history_window: int | None = None,
+        memory_budget_tokens: int | None = None,
+        memory_split: Sequence[float] | None = None,
         **options: Any,
     ) -> None:
         """Change settings; ``base_url``, ``api_key`` and ``options`` (``model_path``, ``binary``,
@@ -259,6 +284,14 @@ class AIClient:
                 s.timeout_s = _number("timeout_s", timeout_s, 0.001, 86_400)
             if max_prompt_tokens is not None:
                 s.max_prompt_tokens = int(_number("max_prompt_tokens", max_prompt_tokens, 0, 10_000_000))
+            if history_window is not None:
+                s.history_window = int(_number("history_window", history_window, 1, 1000))
+            if memory_budget_tokens is not None:
+                s.memory_budget_tokens = int(
+                    _number("memory_budget_tokens", memory_budget_tokens, 0, 10_000_000)
+                )
+            if memory_split is not None:
+                s.memory_split = _split(memory_split)
             if options:
                 s.options.setdefault(target, {}).update(options)
 
@@ -290,6 +323,9 @@ class AIClient:
                 "history_trunc_limit",
                 "system_prompt",
                 "base_url",
+                "history_window",
+                "memory_budget_tokens",
+                "memory_split",
             )
             if settings.get(k) is not None
         }
@@ -397,6 +433,10 @@ class AIClient:
         cancel: CancelToken | None = None,
         fit_context: ContextFit | None = None,
         answer_schema: dict[str, Any] | None = None,
+        conversation: str | None = None,
+        conversation_kind: str = "chat",
+        ticket: str = "",
+        memory_block: Callable[[MemoryBudget, bool], str] | None = None,
     ) -> str:
         """Send ``user_message`` with ``md_content`` as context; returns the model's final text.
 
@@ -407,6 +447,10 @@ class AIClient:
         provider of the chain has (:func:`~manual_slop.ai.windows.budget_for`); what it raises
         (a context that cannot fit) ends the send before any call. ``answer_schema``: the answer
         is one JSON object of this schema (the local model is held to it by a grammar).
+        ``conversation`` names the conversation the send continues (default
+        :data:`DEFAULT_CONVERSATION`); no send touches another conversation. ``memory_block(budget,
+        first_request)`` gives the memory section of the system prompt for the active provider's
+        budget (profile, notes, recall; see ``memory.service``).
 
         Raises ProviderError (classified; ``ui_message()`` for the user) when every provider
         in the chain failed, ConfigurationError for unusable settings.
@@ -436,6 +480,10 @@ class AIClient:
                     cancel=cancel,
                     fit_context=fit_context,
                     answer_schema=answer_schema,
+                    conversation_id=conversation or DEFAULT_CONVERSATION,
+                    conversation_kind=conversation_kind,
+                    ticket=ticket,
+                    memory_block=memory_block,
                 )
             finally:
                 set_current_tier(previous_tier)
@@ -462,6 +510,10 @@ class AIClient:
         cancel: CancelToken | None = None,
         fit_context: ContextFit | None = None,
         answer_schema: dict[str, Any] | None = None,
+        conversation_id: str = DEFAULT_CONVERSATION,
+        conversation_kind: str = "chat",
+        ticket: str = "",
+        memory_block: Callable[[MemoryBudget, bool], str] | None = None,
     ) -> str:
         with self._settings_lock:
             settings = self.settings.copy()
@@ -484,10 +536,30 @@ class AIClient:
         md_content, system = prepared
         refresher = refresher if refresher is not None else FileRefresher(file_items, base_dir)
         chain = self._chain(settings)
+        if not keep_history:  # a sub-call: a conversation of its own, never continued
+            conversation_id, conversation_kind = f"sub:{uuid.uuid4().hex[:16]}", "subcall"
+        conversation = self.conversations.open(
+            conversation_id, kind=conversation_kind, tier=get_current_tier() or "", ticket=ticket
+        )
+        started_with = len(conversation)
+        if memory_block is not None:  # profile, notes, recall: sized for the active provider
+            target = self._instance(chain[0], settings.config_for(chain[0])).budget()[1]
+            fixed = estimate_tokens(len(prompt) + len(compiled_md))
+            budget = MemoryBudget.split_of(
+                settings.memory_budget_tokens or max(1_000, target - fixed), settings.memory_split
+            )
+            block = memory_block(budget, started_with == 0)
+            if block:
+                prompt = f"{prompt.rstrip()}\n\n{block}" if prompt.strip() else block
+                if fit_context is None:
+                    prepared = with_context(compiled_md)
+                    md_content, system = prepared
         passed_over: list[str] = []  # why the answer does not come from the active provider
         if chain[0] != settings.provider:
             passed_over.append(f"{settings.provider} has no API key")
         exec_context = self._exec_context(context, base_dir, pre_tool_callback) if enable_tools else None
+        if exec_context is not None:
+            exec_context = dataclasses.replace(exec_context, conversation=conversation_id)
         if exec_context is not None and exec_context.abort is not None:
             cancel.on_cancel(exec_context.abort.set)  # running and pending tool calls stop too
         last_error: AIError | None = None
@@ -495,12 +567,12 @@ class AIClient:
             config = settings.config_for(name)
             self._current = (name, config.model)
             provider = self._instance(name, config)
-            conversation = (
-                self._conversations.setdefault(name, Conversation()) if keep_history else Conversation()
-            )
+            if self._session_of.get(name) != conversation_id:  # its session caches another conversation
+                provider.reset()
+                self._session_of[name] = conversation_id
             first = (
                 f"{discussion_history.strip()}\n\n---\n\n{user_message}"
-                if discussion_history.strip() and not conversation.messages
+                if discussion_history.strip() and not started_with
                 else user_message
             )
             if fit_context is not None or md_content:  # the context this provider's window has room for
@@ -509,7 +581,7 @@ class AIClient:
                     instructions=_system_text(prompt, ""),
                     tools=self._tool_text(provider) if enable_tools else "",
                     message=first,
-                    history=conversation.text(),
+                    history=conversation.text() if len(conversation) == started_with else "",
                 )
                 if fit_context is not None:
                     fitted, fitted_refresher = fit_context(budget)
@@ -553,6 +625,14 @@ class AIClient:
                     if exec_context is not None
                     else self._record_tool_call(self.tool_log_callback)
                 ),
+                # a fallback continues the turn the failed provider began (its tool work kept)
+                continuing=len(conversation) > started_with,
+                compactor=Compactor(
+                    self._summarizer(provider, cancel),
+                    budget_tokens=settings.memory_budget_tokens,
+                    split=settings.memory_split,
+                    history_window=settings.history_window,
+                ),
             )
             try:
                 text = ToolLoop(provider, conversation, setup).run()
@@ -572,7 +652,31 @@ class AIClient:
                 continue
             return Answer(text, name, provider.answering_model(), "; ".join(passed_over))
         assert last_error is not None
+        record_error = getattr(self.conversations, "error", None)
+        if record_error is not None:
+            record_error(conversation_id, _short(last_error), kind=type(last_error).__name__)
         raise last_error
+
+    def _summarizer(self, provider: Provider, cancel: CancelToken) -> Callable[[str, str], tuple[str, Usage]]:
+        """The compaction sub-call: one text-only call on ``provider``, stored as its own conversation."""
+
+        def summarize(instructions: str, text: str) -> tuple[str, Usage]:
+            sub = self.conversations.open(f"sub:{uuid.uuid4().hex[:16]}", kind="subcall")
+            sub.add(Message.user(text))
+            request = ModelRequest(
+                system=instructions, context="", messages=list(sub.messages), tool_choice=ToolChoice.NONE,
+                cancel=cancel,
+            )
+            self._append_comms("OUT", "request", {"message": "(compaction summary)", "chars": len(text)})
+            try:
+                reply = provider.generate(request)
+            finally:
+                provider.reset()  # its session now holds the sub-call; the next call rebuilds it
+            sub.add(Message.assistant(reply.text), reply.usage)
+            self.last_usage.add(reply.usage)
+            return reply.text, reply.usage
+
+        return summarize
 
     def _shrunk(
         self, md_content: str, budget: RequestBudget, with_context: Callable[[str], tuple[str, str]]
@@ -629,6 +733,11 @@ class AIClient:
                 keep_history=False,
             )
 
+    def run_text(self, instructions: str, prompt: str) -> str:
+        """One text-only sub-call (tools off, a conversation of its own): profile learning and
+        other helpers that need a model's short answer."""
+        return self._one_shot(instructions, prompt)
+
     def run_discussion_compression(self, discussion_text: str) -> str:
         """A summary of ``discussion_text`` that can replace it in later requests."""
         return self._one_shot(COMPRESSION_PROMPT, discussion_text)
@@ -660,13 +769,16 @@ class AIClient:
         finally:
             temporary.close()
 
-    def reset_session(self) -> None:
-        """Forget every conversation and provider session; delete server-side caches."""
+    def reset_session(self, conversation: str | None = None) -> None:
+        """Drop the provider sessions (and their server-side caches) and the cached
+        ``conversation`` (default: every one). Conversations in a memory store are rebuilt
+        from it on the next send; without a store they are forgotten."""
         with self._send_lock:
             for provider in self._providers.values():
                 provider.reset()
                 provider.cleanup()
-            self._conversations.clear()
+            self._session_of.clear()
+            self.conversations.forget(conversation)
             self.last_usage = Usage()
         self._append_comms("OUT", "notice", {"message": "session reset"})
 
@@ -699,11 +811,9 @@ class AIClient:
         """Tokens of the last send (summed over its rounds): input, output, cache read and write."""
         return self.last_usage.to_dict()
 
-    def history(self, provider: str | None = None) -> Conversation:
-        """The conversation kept for ``provider`` (default: the active one)."""
-        return self._conversations.setdefault(
-            _provider_name(provider or self.settings.provider), Conversation()
-        )
+    def history(self, conversation: str = DEFAULT_CONVERSATION) -> Conversation:
+        """The conversation ``conversation`` (default: the one of sends that name none)."""
+        return self.conversations.open(conversation)
 
 
 def _provider_name(name: str) -> str:
@@ -717,6 +827,15 @@ def _number(name: str, value: Any, low: float, high: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
         raise ConfigurationError(f"{name}: expected a number between {low:g} and {high:g}, got {value!r}")
     return float(value)
+
+
+def _split(value: Sequence[float]) -> tuple[float, float, float]:
+    parts = tuple(float(v) for v in value) if isinstance(value, list | tuple) else ()
+    if len(parts) != 3 or min(parts) < 0 or sum(parts) <= 0:
+        raise ConfigurationError(
+            f"memory_split: three non-negative shares (working, episodic, long-term), got {value!r}"
+        )
+    return parts  # type: ignore[return-value]
 
 
 def _unchanged(text: str) -> str:

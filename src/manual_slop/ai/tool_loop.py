@@ -110,6 +110,9 @@ class LoopSetup:
     cancel: CancelToken = field(default_factory=CancelToken)
     answer_schema: dict[str, Any] | None = None  # the answer is one JSON object of this schema
     prompt: str = ""  # the user's own message (without the discussion put before it)
+    continuing: bool = False  # the turn is already in the conversation (a fallback takes it over)
+    # summarizes older rounds when the conversation grows (memory.compaction); None: trim instead
+    compactor: Any = None
 
 
 class ToolLoop:
@@ -133,22 +136,23 @@ class ToolLoop:
         return self.setup.registry is not None and self.setup.exec_context is not None
 
     def run(self) -> str:
-        notes = self.conversation.repair()
-        if notes:
-            self.setup.log("OUT", "history", {"repaired": notes})
-        self.conversation.add(Message.user(self.setup.user_message))
+        if not self.setup.continuing:
+            notes = self.conversation.repair()
+            if notes:
+                self.setup.log("OUT", "history", {"repaired": notes})
+            self.conversation.add(Message.user(self.setup.user_message))
         reply = self._ask(ToolChoice.AUTO)
         while True:
             if reply.tool_calls and not self.tools_enabled:
                 self.setup.log(
                     "IN", "notice", {"message": "tool calls ignored: tools are disabled for this request"}
                 )
-                self.conversation.add(Message.assistant(reply.text))  # the calls (and native form) dropped
+                self.conversation.add(Message.assistant(reply.text), reply.usage)  # calls dropped
                 return reply.text
             if not reply.tool_calls and not reply.text.strip() and self.ran:
                 reply = dataclasses.replace(reply, text=self._what_ran())  # never an empty answer
             self.conversation.add(
-                Message.assistant(reply.text, reply.tool_calls, reply.native, self.provider.name)
+                Message.assistant(reply.text, reply.tool_calls, reply.native, self.provider.name), reply.usage
             )
             if not reply.tool_calls:
                 return reply.text
@@ -194,9 +198,12 @@ class ToolLoop:
         if declarations is not None:
             fixed += estimate_tokens(len(json.dumps(declarations("openai"))))
         trigger, target = self.provider.budget()
-        dropped = self.conversation.trim(trigger, target, fixed)
-        if dropped:
-            setup.log("OUT", "history", {"trimmed_messages": dropped, "budget_tokens": target})
+        if setup.compactor is not None:
+            setup.compactor.maybe_compact(self.conversation, target, fixed, setup.log)
+        else:
+            dropped = self.conversation.trim(trigger, target, fixed)
+            if dropped:
+                setup.log("OUT", "history", {"trimmed_messages": dropped, "budget_tokens": target})
         request = ModelRequest(
             system=setup.system,
             context=setup.context,

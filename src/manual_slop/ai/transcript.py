@@ -18,14 +18,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from manual_slop.ai.messages import Message, Role, ToolOutput
+from manual_slop.ai.messages import Message, Role, ToolOutput, Usage
 from manual_slop.tools.registry import ToolStatus
 
 __all__ = [
     "CHARS_PER_TOKEN",
     "REFRESH_MARKER",
     "Conversation",
+    "ConversationSource",
+    "InMemoryConversations",
+    "Journal",
     "estimate_tokens",
     "strip_refresh",
     "truncate_output",
@@ -62,17 +66,29 @@ def truncate_output(text: str, limit: int) -> str:
     return f"{text[:limit]}\n[... {cut:,} more characters of this old tool output were truncated]"
 
 
+class Journal(Protocol):
+    """Where a conversation's turns are persisted the moment they are added (memory.store)."""
+
+    def record(self, message: Message, usage: Usage | None) -> None: ...
+
+    def summarized(self, replaced: int, summary: str, kept_users: list[str], usage: Usage | None) -> None: ...
+
+
 @dataclass(slots=True)
 class Conversation:
-    """The messages of one provider session, oldest first."""
+    """The messages of one conversation, oldest first; ``journal`` persists each turn as added."""
 
     messages: list[Message] = field(default_factory=list)
+    journal: Journal | None = None
+    id: str = ""
 
     def __len__(self) -> int:
         return len(self.messages)
 
-    def add(self, message: Message) -> None:
+    def add(self, message: Message, usage: Usage | None = None) -> None:
         self.messages.append(message)
+        if self.journal is not None:
+            self.journal.record(message, usage)
 
     def clear(self) -> None:
         self.messages.clear()
@@ -178,6 +194,34 @@ class Conversation:
         if dropped:
             self.messages = [m for g in groups for m in g]
         return dropped
+
+
+class ConversationSource(Protocol):
+    """Where the AI client gets a conversation by id (``memory.conversations`` persists them)."""
+
+    def open(
+        self, conversation: str, *, kind: str = "chat", tier: str = "", ticket: str = ""
+    ) -> Conversation: ...
+
+    def forget(self, conversation: str | None = None) -> None: ...
+
+
+class InMemoryConversations:
+    """Conversations by id for a client without a memory store (they end with the process)."""
+
+    def __init__(self) -> None:
+        self._conversations: dict[str, Conversation] = {}
+
+    def open(
+        self, conversation: str, *, kind: str = "chat", tier: str = "", ticket: str = ""
+    ) -> Conversation:
+        return self._conversations.setdefault(conversation, Conversation(id=conversation))
+
+    def forget(self, conversation: str | None = None) -> None:
+        if conversation is None:
+            self._conversations.clear()
+        else:
+            self._conversations.pop(conversation, None)
 
 
 def _match_outputs(assistant: Message, tool: Message, notes: list[str]) -> Message:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,6 +95,8 @@ class TierClient(Protocol):
         cancel: CancelToken | None = None,
         tool_observer: ToolObserver | None = None,
         answer_schema: dict[str, Any] | None = None,
+        conversation: str = "",
+        ticket: str = "",
     ) -> str: ...
 
     def last_usage(self) -> TokenUsage: ...
@@ -144,9 +147,11 @@ class TierCaller:
         abort: threading.Event | None = None,
         tool_observer: ToolObserver | None = None,
         answer_schema: dict[str, Any] | None = None,
+        ticket: str = "",
     ) -> str:
-        """Send once as ``tier`` in a fresh session; Aborted when ``abort`` is set first. An abort
-        during the call stops the send itself (its cancel token), as the Stop button does.
+        """Send once as ``tier`` in a conversation of its own (``mma:<tier>:…``, stored like every
+        conversation; no other conversation is touched); Aborted when ``abort`` is set first. An
+        abort during the call stops the send itself (its cancel token), as the Stop button does.
         ``answer_schema``: the answer is one JSON object of it (see ``mma.schemas``)."""
         if abort is not None and abort.is_set():
             raise Aborted(f"{tier} call aborted before it started")
@@ -164,6 +169,7 @@ class TierCaller:
             token,
             tool_observer,
             answer_schema,
+            ticket,
         )
         while True:
             try:
@@ -188,12 +194,13 @@ class TierCaller:
         token: CancelToken,
         tool_observer: ToolObserver | None,
         answer_schema: dict[str, Any] | None = None,
+        ticket: str = "",
     ) -> str:
+        conversation = f"mma:{tier}:{ticket + ':' if ticket else ''}{uuid.uuid4().hex[:12]}"
         with self._session_lock:
             if abort is not None and abort.is_set():
                 raise Aborted(f"{tier} call aborted while waiting for the session")
             client = self.client
-            client.reset_session()
             client.set_current_tier(tier)
             try:
                 return client.send(
@@ -206,6 +213,8 @@ class TierCaller:
                     cancel=token,
                     tool_observer=tool_observer,
                     answer_schema=answer_schema,
+                    conversation=conversation,
+                    ticket=ticket,
                 )
             finally:
                 usage = client.last_usage()
@@ -261,6 +270,8 @@ class AIClientAdapter:
         cancel: CancelToken | None = None,
         tool_observer: ToolObserver | None = None,
         answer_schema: dict[str, Any] | None = None,
+        conversation: str = "",
+        ticket: str = "",
     ) -> str:
         client = self._client
         if self._settings is not None:
@@ -291,6 +302,9 @@ class AIClientAdapter:
                 tier=getattr(self._local, "tier", None),
                 cancel=cancel,
                 answer_schema=answer_schema,
+                conversation=conversation or None,
+                conversation_kind="mma",
+                ticket=ticket,
                 **extra,
             )
         finally:

@@ -156,6 +156,7 @@ class TicketWorker:
                             step_gate=self._step_gate,
                             abort=abort,
                             tool_observer=ran.append,
+                            ticket=ticket.id,
                         )
                 except Aborted:
                     return

@@ -104,21 +104,31 @@ def test_streamed_chunks_arrive_in_order(harness: Harness) -> None:
     assert len(chunks) >= 3  # it really streamed
 
 
-def test_trimming_drops_whole_exchanges_and_keeps_tool_pairs(harness: Harness) -> None:
-    client = harness.client(max_prompt_tokens=1_500)
+def test_compaction_summarizes_older_rounds_and_keeps_every_user_message(harness: Harness) -> None:
+    # working memory: 50 % of 1,000 tokens; compaction at 70 % of that (350 tokens, ~1,400 chars)
+    client = harness.client(memory_budget_tokens=1_000)
     for n in range(4):
-        harness.push(Reply("", [Call("echo", {"text": f"out{n} " + "x" * 1_500})]), Reply(f"answer {n}"))
+        summary = [Reply(f"summary {n}: echo printed out{n - 1}")] if n else []  # the sub-call's answer
+        harness.push(
+            *summary, Reply("", [Call("echo", {"text": f"out{n} " + "x" * 1_500})]), Reply(f"answer {n}")
+        )
         assert client.send("", f"question {n}", pre_tool_callback=approve_all) == f"answer {n}"
-    trimmed = [
-        e["payload"] for e in harness.entries if e["kind"] == "history" and "trimmed_messages" in e["payload"]
+    compacted = [
+        e["payload"]
+        for e in harness.entries
+        if e["kind"] == "history" and "compacted_messages" in e["payload"]
     ]
-    assert trimmed, "the history should have been trimmed"
+    assert len(compacted) == 3, compacted
+    assert all(c["tokens_after"] < c["tokens_before"] for c in compacted)
     conversation = client.history()
     assert conversation.messages[0].role == "user"
-    assert "question 0" not in json.dumps([m.text for m in conversation.messages])
-    last = harness.sent()[-1]
-    assert "question 3" in last and "question 0" not in last
-    check_pairs(harness.name, last)
+    final = "\n".join(harness.sent()[-2:])  # the last exchange (the Gemini CLI resumes its session)
+    for n in range(4):
+        assert f"question {n}" in final  # every user message, verbatim
+    assert "summary 3" in final and "summary 2" not in final  # only the latest summary
+    assert "out0 xxx" not in final and "out3 xxx" in final  # tool results of summarized rounds dropped
+    if harness.name != "gemini_cli":  # (its last call resumes the session with the results alone)
+        check_pairs(harness.name, harness.sent()[-1])
 
 
 def test_errors_are_classified(harness: Harness) -> None:

@@ -57,7 +57,9 @@ def test_diamond_runs_with_at_most_four_workers_respecting_dependencies(run_trac
     for ticket in tickets:
         assert all(by_id[d].finished_at <= ticket.started_at for d in ticket.depends_on)
     sends = client.tier_calls("Tier 3")
-    assert len(sends) == 12 and client.resets == 12  # one fresh session per worker
+    assert len(sends) == 12 and client.resets == 0  # no session reset: one conversation per worker
+    worker_conversations = {c for c, ticket in client.conversations if ticket}
+    assert len(worker_conversations) == 12
     assert max_overlap([(c.started, c.ended) for c in sends]) == 1  # one conversation: sends serialized
     assert {c.thread.split("-")[1] for c in sends} == {"mma"}
     assert conductor.tier_usage.snapshot()["Tier 3"]["output"] > 0

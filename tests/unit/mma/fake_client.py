@@ -76,6 +76,7 @@ class FakeTierClient:
     delay: float = 0.0
     calls: list[Call] = field(default_factory=list)
     resets: int = 0
+    conversations: list[tuple[str, str]] = field(default_factory=list)  # (conversation, ticket) per send
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _local: threading.local = field(default_factory=threading.local)
 
@@ -98,7 +99,10 @@ class FakeTierClient:
         cancel: object = None,  # the real client's cancel token; the script decides here
         tool_observer: Callable[[dict[str, Any]], None] | None = None,
         answer_schema: dict[str, Any] | None = None,
+        conversation: str = "",
+        ticket: str = "",
     ) -> str:
+        self.conversations.append((conversation, ticket))
         call = Call(
             getattr(self._local, "tier", None),
             model,

@@ -19,7 +19,11 @@ def test_a_call_is_fresh_tagged_and_accounted() -> None:
     client = FakeTierClient(respond=lambda call: f"{call.tier}:{call.model}")
     caller = TierCaller(client, TierUsage())
     assert caller.call("Tier 2", "md", "msg", model="m") == "Tier 2:m"
-    assert client.resets == 1 and caller.usage.snapshot()["Tier 2"]["model"] == "m"
+    assert caller.call("Tier 2", "md", "msg", model="m", ticket="t1") == "Tier 2:m"
+    # each call a conversation of its own; nobody's session is reset
+    (first, _), (second, ticket) = client.conversations
+    assert first.startswith("mma:Tier 2:") and second.startswith("mma:Tier 2:t1:") and ticket == "t1"
+    assert client.resets == 0 and caller.usage.snapshot()["Tier 2"]["model"] == "m"
     caller.shutdown()
 
 
@@ -55,6 +59,7 @@ class ContractClient:
         return {"input_tokens": 7, "output_tokens": 3, "cache_read_tokens": 0, "cache_write_tokens": 0}
 
     def send(self, md_content, user_message, *, base_dir, enable_tools, pre_tool_callback, tier, **more):
+        self.more = more
         request = ApprovalRequest(ToolCall("1", "write_file", {"path": "a"}), "diff")
         self.seen.append(pre_tool_callback(request))
         return f"{tier}/{self.model}/{enable_tools}"
@@ -73,7 +78,8 @@ def test_the_adapter_speaks_the_ai_client_and_tools_contracts() -> None:
         caller.call("Tier 3", "", "go", model="big", enable_tools=True, step_gate=gate) == "Tier 3/big/True"
     )
     assert requests[0].tool == "write_file" and requests[0].preview == "diff"
-    assert inner.seen == ["reset", ApprovalResult(True, {"path": "b"}, "")]
+    assert inner.seen == [ApprovalResult(True, {"path": "b"}, "")]  # no session reset
+    assert inner.more["conversation"].startswith("mma:Tier 3:") and inner.more["conversation_kind"] == "mma"
     assert caller.usage.snapshot()["Tier 3"] == {"input": 7, "output": 3, "model": "big"}
     assert inner.model == "user-model"  # the user's model is restored after a tier call
     caller.shutdown()

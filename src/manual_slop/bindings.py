@@ -33,6 +33,7 @@ FEATURE_REGISTRARS: tuple[str, ...] = (
     "manual_slop.ai.bindings.register",
     "manual_slop.context.bindings.register",
     "manual_slop.mma.bindings.register",
+    "manual_slop.memory.bindings.register",
 )
 
 

@@ -200,6 +200,32 @@ PROJECT_SCHEMA: Schema = {
     "mma.max_workers": Field(int, 4, "Tier 3 workers running at once", minimum=1, maximum=16),
     "mma.max_replans": Field(int, 3, "Tier 2 replans allowed per track", minimum=0, maximum=3),
     "mma.tier4_patches": Field(bool, True, "Offer Tier 4 patches for failed worker attempts"),
+    "memory.history_window": Field(
+        int, 1, "Newest exchanges of a conversation never summarized by compaction", minimum=1, maximum=1000
+    ),
+    "memory.budget_tokens": Field(
+        int, 0, "Memory tokens per request (0 = the provider's room after system, context and tools)",
+        minimum=0, maximum=10_000_000,
+    ),
+    "memory.split": Field(
+        list, [0.5, 0.3, 0.2], "Shares of the memory budget: working, episodic, long-term", items=float
+    ),
+    "memory.window_minutes": Field(
+        float, 30.0, "Notes written this recently load into every request", minimum=0.0, maximum=1e7
+    ),
+    "memory.relevance_threshold": Field(
+        float, 0.35, "Notes and recalled events this relevant to the message load by themselves",
+        minimum=0.0, maximum=1.0,
+    ),
+    "memory.profile": Field(bool, True, "Put the user's profile lines into every system prompt"),
+    "memory.learn_profile": Field(
+        bool, False, "Learn profile lines with a sub-call after completed exchanges (costs a call)"
+    ),
+    "memory.profile_interval_s": Field(
+        float, 600.0, "At most one profile-learning sub-call per this many seconds", minimum=0.0
+    ),
+    "rag.enabled": Field(bool, False, "Add the project index's top passages to each send"),
+    "rag.top_k": Field(int, 5, "Passages added per send", minimum=1, maximum=50),
 }
 
 HISTORY_SCHEMA: Schema = {

@@ -185,10 +185,13 @@ class AppController:
         self._switch_guards: list[Callable[[], str | None]] = []
         self._project_hooks: list[Callable[[], None]] = []
         self._backend = backend
+        self.memory: Any = None  # a memory.bindings.MemoryBinding once the memory feature registered
         from manual_slop.bindings import register_all
 
         register_all(self)
         problems += self.context.load()
+        if self.memory is not None:  # turns stored after the last save go back into the discussions
+            self.memory.restore()
 
         for problem in problems:
             level = "error" if problem.severity == "error" else problem.severity

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import threading
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 from manual_slop.automation import FeatureUnavailable
 from manual_slop.cancel import CancelToken, RequestCancelled
 from manual_slop.events import UserRequestEvent
+from manual_slop.memory.conversations import discussion_id
+from manual_slop.memory.index_engine import IndexEngine
 
 if TYPE_CHECKING:
     from manual_slop.ai.windows import RequestBudget
@@ -47,8 +48,6 @@ class RequestFlow:
 
     def __init__(self, ctrl: AppController) -> None:
         self._ctrl = ctrl
-        self._session_lock = threading.Lock()
-        self._session_discussion: str | None = None  # discussion the provider session belongs to
 
     # -- main thread -----------------------------------------------------------------------
     def submit(self, prompt: str) -> str:
@@ -58,6 +57,14 @@ class RequestFlow:
             raise FeatureUnavailable("no AI provider is available yet (the AI client is not wired)")
         request_id = uuid.uuid4().hex
         state = ctrl.state
+        memory = ctrl.memory.settings() if ctrl.memory is not None and ctrl.memory.service else None
+        settings = ctrl.ai_settings()
+        if memory is not None:
+            settings.update(
+                history_window=memory.history_window,
+                memory_budget_tokens=memory.budget_tokens,
+                memory_split=list(memory.split),
+            )
         event = UserRequestEvent(
             prompt=prompt,
             stable_md="",  # compiled from ``context`` on the request thread
@@ -65,9 +72,11 @@ class RequestFlow:
             disc_text=ctrl.discussion_text(),
             base_dir=str(ctrl.base_dir()),
             request_id=request_id,
-            settings=ctrl.ai_settings(),
+            settings=settings,
             context=ctrl.context.request(),
             discussion=state.active_discussion,
+            entries=ctrl.memory.turns() if memory is not None else [],
+            memory=memory,
         )
         ctrl.requests.add(request_id, prompt, CancelToken())
         if state.auto_add:
@@ -127,6 +136,24 @@ class RequestFlow:
                 payload.update(text=message, status="error", error=message)
         payload["discussion"] = event.discussion
         await ctrl.event_queue.put("response", payload)
+        if payload.get("status") == "done" and event.memory is not None and event.memory.learn_profile:
+            exchange = f"User: {event.prompt}\n\nAI: {payload['text']}"
+            await ctrl.loop.run_in_executor(ctrl.executor, self._learn_profile, exchange, event.memory)
+
+    def _learn_profile(self, exchange: str, settings: Any) -> None:
+        """The passive profile's sub-call after a completed exchange (rate-limited; a failure
+        only costs the lines it would have learned)."""
+        binding, backend = self._ctrl.memory, self._ctrl.backend
+        ask = getattr(backend, "run_text", None)
+        if binding is None or binding.service is None or ask is None:
+            return
+        try:
+            added = binding.service.learn_profile(exchange, ask, settings)
+        except Exception as exc:
+            log.warning("profile learning failed: %s", exc)
+            return
+        if added:
+            self._ctrl.publish("profile_learned", {"lines": added})
 
     # -- request thread -----------------------------------------------------------------------
     def send_blocking(self, event: UserRequestEvent, token: CancelToken) -> str:
@@ -135,12 +162,6 @@ class RequestFlow:
         if backend is None:
             raise RuntimeError("no AI backend is configured")
         backend.apply_settings(event.settings)
-        with self._session_lock:
-            # The provider's conversation belongs to one discussion: a send from another
-            # discussion (or take) starts a fresh session, so no turns leak between them.
-            if self._session_discussion not in (None, event.discussion):
-                backend.reset_session()
-            self._session_discussion = event.discussion
         md_content, file_items = event.stable_md, event.file_items
         fits = event.context is not None and getattr(backend, "fits_context", False)
         refresher = None
@@ -149,6 +170,7 @@ class RequestFlow:
             md_content, file_items = compiled.markdown, compiled.file_items
             refresher = compiled.refresher(ctrl.context.cache)  # changed files in their views
         extras = self._send_extras(event, token)
+        extras.update(self._memory_extras(event))
         if refresher is not None:
             extras["refresher"] = refresher
         if fits:
@@ -181,6 +203,38 @@ class RequestFlow:
             return compiled_for[key]
 
         return fit
+
+    def _memory_extras(self, event: UserRequestEvent) -> dict[str, Any]:
+        """The discussion's own conversation (synced with its entries first), the memory part of
+        the system prompt and, with ``rag.enabled``, the project index's passages."""
+        binding = self._ctrl.memory
+        service = binding.service if binding is not None else None
+        settings = event.memory
+        if service is None or settings is None:
+            return {"conversation": f"discussion:{event.discussion}", "conversation_kind": "discussion"}
+        conversation = discussion_id(event.discussion)
+        synced = service.conversations.sync_discussion(conversation, event.entries, title=event.discussion)
+        if synced.action == "rebased":
+            log.info("memory: %s follows its edited entries (rebased)", conversation)
+
+        def memory_block(budget: Any, first_request: bool) -> str:
+            return service.prompt_block(
+                conversation=conversation,
+                message=event.prompt,
+                settings=settings,
+                long_term_tokens=budget.long_term_tokens,
+                episodic_tokens=budget.episodic_tokens,
+                first_request=first_request,
+            )
+
+        extras: dict[str, Any] = {
+            "conversation": conversation,
+            "conversation_kind": "discussion",
+            "memory_block": memory_block,
+        }
+        if settings.rag_enabled:
+            extras["rag_engine"] = IndexEngine(service, settings.rag_top_k)
+        return extras
 
     def _send_extras(self, event: UserRequestEvent, token: CancelToken) -> dict[str, Any]:
         """Tools context (approvals through the clutch), streaming into the response view, the token."""

@@ -12,7 +12,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from manual_slop.config import DEFAULT_MASK_PATTERNS, DEFAULT_MODELS, PROVIDER_NAMES
+from manual_slop.config import DEFAULT_MASK_PATTERNS, DEFAULT_MODELS, PROJECT_SCHEMA, PROVIDER_NAMES
 from manual_slop.schema import get_path, set_path
 
 __all__ = ["LOG_VIEW_LIMIT", "PROJECT_FIELDS", "AppState", "Notification"]
@@ -40,6 +40,7 @@ PROJECT_FIELDS: tuple[str, ...] = (
     "file_views",
     "context_presets",
     "mma_settings",
+    "memory_settings",
 )
 
 
@@ -121,6 +122,8 @@ class AppState:
     mma_tickets: list[dict[str, Any]] = field(default_factory=list)
     tier_usage: dict[str, Any] = field(default_factory=dict)
     mma_settings: dict[str, Any] = field(default_factory=dict)  # the project's [mma] table
+    memory_settings: dict[str, Any] = field(default_factory=dict)  # "memory.x" / "rag.y" -> value
+    rag_status: dict[str, Any] = field(default_factory=dict)  # the index job (memory.bindings)
     # logs and telemetry
     comms_log: list[dict[str, Any]] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -206,6 +209,11 @@ class AppState:
         state.file_views = copy.deepcopy(get_path(project, "context.views"))
         state.context_presets = copy.deepcopy(get_path(project, "context.presets"))
         state.mma_settings = copy.deepcopy(get_path(project, "mma", {}))
+        state.memory_settings = {
+            key: copy.deepcopy(get_path(project, key))
+            for key in PROJECT_SCHEMA
+            if key.startswith(("memory.", "rag."))
+        }
 
         state.discussions = copy.deepcopy(get_path(history, "discussions"))
         state.active_discussion = get_path(history, "active") or "main"
@@ -260,6 +268,8 @@ class AppState:
         set_path(out, "context.presets", copy.deepcopy(self.context_presets))
         for key, value in self.mma_settings.items():
             set_path(out, f"mma.{key}", copy.deepcopy(value))
+        for key, value in self.memory_settings.items():
+            set_path(out, key, copy.deepcopy(value))
         return out
 
     def apply_to_history(self, history: dict[str, Any]) -> dict[str, Any]:

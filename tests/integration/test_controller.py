@@ -411,7 +411,7 @@ def test_open_and_new_project_switch_the_state_and_remember_it(make_controller, 
     assert events.count("project_opened") == 2
 
 
-def test_a_send_from_another_discussion_starts_a_fresh_provider_session(make_controller) -> None:
+def test_each_discussion_sends_in_its_own_conversation(make_controller) -> None:
     backend = FakeBackend()
     ctrl = make_controller(backend=backend)
 
@@ -423,10 +423,13 @@ def test_a_send_from_another_discussion_starts_a_fresh_provider_session(make_con
 
     send("first in main")
     send("second in main")
-    assert backend.resets == 0  # same discussion: the session continues
     ctrl.actions.invoke("btn_new_discussion", "other")
     send("first in other")
-    assert backend.resets == 1
     ctrl.listboxes.select("discussions", "main")
     send("back in main")
-    assert backend.resets == 2
+    assert [c["conversation"] for c in backend.calls] == [
+        "discussion:main", "discussion:main", "discussion:other", "discussion:main",
+    ]
+    assert backend.resets == 0  # nobody's session is reset: each discussion has its own
+
+

@@ -80,6 +80,12 @@ HARMFUL_BODIES: dict[str, dict[str, Any]] = {
     "/api/session/entries": {"role": "User", "content": ATTACK_MARK},
     "/api/shutdown": {},
     "/api/requests/{id}/cancel": {},  # would stop the user's request
+    "/api/rag/index": {},  # would spend the machine on indexing
+    "/api/rag/cancel": {},  # would stop the user's index job
+    "/api/rag/query": {"query": "attack: read the project"},
+    "/api/memory/recall": {"query": "attack: read past conversations"},
+    "/api/memory/notes": {"content": ATTACK_MARK},  # would plant a note in every later prompt
+    "/api/memory/profile": {"lines": [ATTACK_MARK]},  # (PUT) would rewrite the profile
 }
 
 CATEGORIES = ("token", "host", "origin", "content_type", "nesting", "headers", "request_line")
@@ -392,9 +398,9 @@ def guarded_attacks(app: RunningApp) -> list[Attack]:
     return attacks
 
 
-def post_routes(contract: Contract) -> list[tuple[str, str]]:
-    """(path, template) of every POST operation."""
-    return [(PARAM.sub(PARAM_VALUE, t), t) for m, t in sorted(contract.operations()) if m == "POST"]
+def post_routes(contract: Contract) -> list[tuple[str, str, str]]:
+    """(method, path, template) of every operation with a body (POST, PUT)."""
+    return [(m, PARAM.sub(PARAM_VALUE, t), t) for m, t in sorted(contract.operations()) if m in BODY_METHODS]
 
 
 CONTENT_TYPES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -412,15 +418,15 @@ def content_type_attacks(app: RunningApp) -> list[Attack]:
     """(d): what a page may post without a CORS preflight, with the token (415 is the only guard)."""
     auth = [("Host", app.host), ("Authorization", f"Bearer {app.token}")]
     attacks = []
-    for path, template in post_routes(app.contract):
+    for method, path, template in post_routes(app.contract):
         for label, types in CONTENT_TYPES:
             headers = [*auth, *(("Content-Type", t) for t in types)]
-            data = request_bytes("POST", path, headers, harmful_body(template))
+            data = request_bytes(method, path, headers, harmful_body(template))
             attacks.append(
-                Attack("content_type", label, "POST", path, data, 415, "Content-Type: application/json")
+                Attack("content_type", label, method, path, data, 415, "Content-Type: application/json")
             )
-        data = request_bytes("POST", path, auth, b"")
-        attacks.append(Attack("content_type", "empty body, no content type", "POST", path, data, 415))
+        data = request_bytes(method, path, auth, b"")
+        attacks.append(Attack("content_type", "empty body, no content type", method, path, data, 415))
     return attacks
 
 
@@ -436,7 +442,7 @@ def nesting_attacks(app: RunningApp) -> list[Attack]:
         ("Content-Type", "application/json"),
     ]
     attacks = []
-    for path, template in post_routes(app.contract):
+    for method, path, template in post_routes(app.contract):
         deep_value = json.dumps({**HARMFUL_BODIES.get(template, {}), "deep": "@"}).encode()
         bodies = {
             **{f"{depth} arrays": nested(depth) for depth in (65, 500, 950, 100_000)},
@@ -444,8 +450,8 @@ def nesting_attacks(app: RunningApp) -> list[Attack]:
             "harmful body, 65 deep": deep_value.replace(b'"@"', nested(64)),
         }
         for label, body in bodies.items():
-            data = request_bytes("POST", path, headers, body)
-            attacks.append(Attack("nesting", label, "POST", path, data, 400, DEPTH_MESSAGE))
+            data = request_bytes(method, path, headers, body)
+            attacks.append(Attack("nesting", label, method, path, data, 400, DEPTH_MESSAGE))
     return attacks
 
 
@@ -603,8 +609,8 @@ def body_problems(where: str, outcome: Outcome, contract: Contract) -> list[str]
 def test_every_route_and_method_is_attacked(app: RunningApp, attack_run: AttackRun) -> None:
     operations = app.contract.operations()
     assert {("GET", "/status"), ("POST", "/api/gui"), ("POST", "/api/shutdown")} <= operations
-    posts = {template for method, template in operations if method == "POST"}
-    assert posts == set(HARMFUL_BODIES), "a new POST route needs its harmful body in HARMFUL_BODIES"
+    posts = {template for method, template in operations if method in BODY_METHODS}
+    assert posts == set(HARMFUL_BODIES), "a new POST/PUT route needs its harmful body in HARMFUL_BODIES"
 
     def attacked(category: str) -> set[tuple[str, str]]:
         return {
@@ -613,7 +619,7 @@ def test_every_route_and_method_is_attacked(app: RunningApp, attack_run: AttackR
 
     every_request = {(method, path) for path, _ in targets(app.contract) for method in METHODS}
     every_operation = {(method, PARAM.sub(PARAM_VALUE, template)) for method, template in operations}
-    every_post = {(method, path) for method, path in every_operation if method == "POST"}
+    every_post = {(method, path) for method, path in every_operation if method in BODY_METHODS}
     assert attacked("token") == attacked("host") == attacked("origin") == every_request
     assert attacked("content_type") == attacked("nesting") == every_post
     assert attacked("headers") == every_operation

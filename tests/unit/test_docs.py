@@ -63,3 +63,15 @@ def test_docs_links_resolve() -> None:
             if "://" in target:
                 continue
             assert (doc.parent / target).exists(), f"{doc.name} links to missing {target}"
+
+
+def test_memory_guide_lists_every_memory_module_and_its_endpoints(make_controller) -> None:
+    from manual_slop.hooks.api import HookApi
+
+    modules = {p.name for p in (SRC / "memory").glob("*.py")} - {"__init__.py"}
+    heading = "# Memory: stored conversations, compaction, recall, notes, profile, project index"
+    assert set(table_keys("guide_memory.md", heading)) == modules
+    text = (DOCS / "guide_memory.md").read_text()
+    routes = HookApi(make_controller()).routes()
+    for route in [r for r in routes if "/rag/" in r.path or "/memory/" in r.path]:
+        assert f"`{route.method} {route.path}`" in text, f"{route.path} is not in guide_memory.md"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from manual_slop.hooks import memory_schemas
 from manual_slop.hooks.errors import ErrorCode
 
 __all__ = [
@@ -260,6 +261,8 @@ EVENT_TYPES: dict[str, str] = {
     "response": "a request finished: {request_id, text, status}",
     "ai_stream_chunk": "a chunk of the running request's answer arrived: {request_id, seq, text}",
     "models": "the active provider's model list was fetched: {provider, models}",
+    "profile_learned": "the passive profile learned lines from an exchange: {lines}",
+    "rag_index": "an index job ended: {job_id, state, files, chunks, done, total, error, cancelled}",
     "comms": "a comms entry was recorded (the entry, with seq and local_ts)",
     "tool_call": "a tool call was recorded (the entry, with seq and local_ts)",
     "pending_added": "a dialog waits for a decision: {id, kind, created, payload}",
@@ -278,6 +281,10 @@ EVENT_TYPES: dict[str, str] = {
     "commit_stamped": "Update Commit recorded the git HEAD: {discussion, commit}",
     "discussion_compressed": "entries were replaced by a summary: {discussion, entries}",
 }
+
+
+REQUEST_SCHEMAS.update(memory_schemas.REQUESTS)
+RESPONSE_SCHEMAS.update(memory_schemas.RESPONSES)
 
 
 def component_schemas() -> dict[str, Schema]:

@@ -122,4 +122,5 @@ def build_execution_context(
         timeouts={"run_shell": snapshot.shell_timeout_s, "run_powershell": snapshot.shell_timeout_s},
         save_script=ctrl.session_log.save_script,
         redact=ctrl.redactor.redact,
+        memory=ctrl.memory.service if ctrl.memory is not None else None,
     )

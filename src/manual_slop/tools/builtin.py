@@ -9,6 +9,7 @@ from __future__ import annotations
 from manual_slop.tools.edits import edit_tools
 from manual_slop.tools.files import file_tools
 from manual_slop.tools.git import git_tools
+from manual_slop.tools.memory import memory_tools
 from manual_slop.tools.outline import outline_tools
 from manual_slop.tools.python_ast import python_tools
 from manual_slop.tools.registry import Tool
@@ -34,6 +35,7 @@ def builtin_tools(
         *outline_tools(),
         *summary_tools(),
         *git_tools(),
+        *memory_tools(),
         *web_tools(web),
         *shell_tools(shell_timeout_s, with_powershell=with_powershell),
     ]

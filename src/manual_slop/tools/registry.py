@@ -193,6 +193,8 @@ class ExecutionContext:
     timeouts: dict[str, float] = field(default_factory=dict)  # per-tool overrides, seconds
     save_script: Callable[[str, str], Any] | None = None  # (text, suffix) -> saved path
     redact: Callable[[str], str] | None = None  # removes known secrets from tool output
+    memory: Any = None  # the project's memory.service.MemoryService (the memory tools), or None
+    conversation: str = ""  # the conversation the calls run in (recall never searches it)
 
     @classmethod
     def for_directory(cls, base_dir: str | Path, **kwargs: Any) -> ExecutionContext:

@@ -155,6 +155,32 @@ def test_every_endpoint_answers_per_contract(hook_app_factory) -> None:
         }
     ]
 
+    # memory: notes, profile, recall over the stored conversation, the index
+    assert app.call("GET", "/api/memory/notes").body == {"notes": []}
+    created = app.call("POST", "/api/memory/notes", {"content": "tabs, never spaces", "category": "style"})
+    assert created.status == 201 and created.body["note"]["category"] == "style"
+    note_id = created.body["note"]["id"]
+    listed = app.call("GET", "/api/memory/notes").body["notes"]
+    assert [n["content"] for n in listed] == ["tabs, never spaces"]
+    assert app.call("POST", "/api/memory/notes", {"content": "x", "category": "a/b"}).status == 400
+    assert app.call("DELETE", f"/api/memory/notes/{note_id}").body == {"deleted": note_id}
+    assert app.call("DELETE", f"/api/memory/notes/{note_id}").status == 404
+    assert app.call("DELETE", "/api/memory/notes/" + "9" * 40).status == 404
+    twice = ["prefers short answers", "prefers short answers"]
+    profile = app.call("PUT", "/api/memory/profile", {"lines": twice})
+    assert [line["content"] for line in profile.body["lines"]] == ["prefers short answers"]
+    assert app.call("GET", "/api/memory/profile").body["enabled"] is True
+    recalled = app.call("POST", "/api/memory/recall", {"query": "pong", "limit": 3}).body["results"]
+    assert recalled and recalled[0]["conversation"] == "discussion:main"
+    assert app.call("POST", "/api/memory/recall", {"query": "x", "limit": 0}).status == 400
+    job = app.call("POST", "/api/rag/index", {})
+    assert job.status == 202 and job.body["job_id"]
+    wait_until(lambda: app.call("GET", "/api/rag/status").body["state"] != "indexing", timeout=60)
+    assert app.call("GET", "/api/rag/status").body["state"] == "idle"
+    assert app.call("POST", "/api/rag/query", {"query": "anything", "top_k": 2}).status == 200
+    assert app.call("POST", "/api/rag/index", {"paths": ["../outside.py"]}).status == 400
+    assert app.call("POST", "/api/rag/cancel").body == {"cancelled": False}
+
     assert client.diagnostics()["fps"] >= 0
     assert client.openapi()["openapi"] == "3.1.0"
 

@@ -29,6 +29,17 @@ CONTRACT = {
     ("GET", "/api/diagnostics"),
     ("GET", "/openapi.json"),
     ("POST", "/api/shutdown"),
+    # issue 16: memory
+    ("POST", "/api/rag/index"),
+    ("GET", "/api/rag/status"),
+    ("POST", "/api/rag/cancel"),
+    ("POST", "/api/rag/query"),
+    ("POST", "/api/memory/recall"),
+    ("GET", "/api/memory/notes"),
+    ("POST", "/api/memory/notes"),
+    ("DELETE", "/api/memory/notes/{id}"),
+    ("GET", "/api/memory/profile"),
+    ("PUT", "/api/memory/profile"),
 }
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
 
@@ -64,7 +75,8 @@ def test_every_operation_documents_its_errors(hook_app: HookApp) -> None:
         for method, operation in item.items():
             statuses = set(operation["responses"])
             assert {"400", "403", "413", "431", "500"} <= statuses, f"{method} {template}"
-            assert ("415" in statuses) == (method == "post"), f"{method} {template}"
+            has_body = method in ("post", "put", "patch")
+            assert ("415" in statuses) == has_body, f"{method} {template}"
             assert ("401" in statuses) == (operation.get("security") != []), f"{method} {template}"
             assert any(s.startswith("2") for s in statuses)
     codes = hook_app.contract.doc["components"]["schemas"]["Error"]["properties"]["error"]["properties"]

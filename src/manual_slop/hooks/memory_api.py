@@ -1,0 +1,138 @@
+"""The Hook API's memory endpoints: the project index, recall, notes and the profile.
+
+They run on the server's threads and use the project's ``MemoryService`` directly (it is
+thread-safe); the only GUI-visible change, switching the profile on or off, is queued for the
+main thread like every field write. Their schemas are in :mod:`.memory_schemas`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from manual_slop.automation import AutomationError
+from manual_slop.hooks.errors import BadRequest, Conflict, NotFound
+from manual_slop.hooks.routes import Call, Reply, Route
+
+if TYPE_CHECKING:
+    from manual_slop.controller import AppController
+
+__all__ = ["memory_routes"]
+
+class MemoryApi:
+    """Handlers bound to one controller."""
+
+    def __init__(self, ctrl: AppController) -> None:
+        self.ctrl = ctrl
+
+    def _binding(self) -> Any:
+        binding = self.ctrl.memory
+        if binding is None or binding.service is None:
+            raise Conflict("no project memory is open")
+        return binding
+
+    def rag_index(self, call: Call) -> Reply:
+        paths = (call.body or {}).get("paths")
+        try:
+            job_id = self._binding().start_index(paths)
+        except AutomationError as exc:
+            message = str(exc)
+            raise (Conflict(message) if "already" in message else BadRequest(message)) from None
+        return Reply({"job_id": job_id})
+
+    def rag_status(self, call: Call) -> dict[str, Any]:
+        binding = self._binding()
+        status = binding.status()
+        if status.get("state") == "idle" and not status.get("chunks"):
+            counts = binding.service.index.status()
+            status.update(files=int(counts.get("files", 0)), chunks=int(counts.get("chunks", 0)))
+        return status
+
+    def rag_cancel(self, call: Call) -> dict[str, Any]:
+        return {"cancelled": self._binding().cancel_index()}
+
+    def rag_query(self, call: Call) -> dict[str, Any]:
+        service = self._binding().service
+        passages = service.index.query(call.body["query"], top_k=call.body.get("top_k", 5))
+        return {
+            "results": [
+                {"source": p.source, "start_line": p.start_line, "end_line": p.end_line, "text": p.text,
+                 "score": float(p.score)}
+                for p in passages
+            ]
+        }  # fmt: skip
+
+    def recall(self, call: Call) -> dict[str, Any]:
+        service = self._binding().service
+        service.ensure_embedder()
+        try:
+            hits = service.recall.search(call.body["query"], limit=call.body.get("limit", 5))
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        return {"results": [h.to_dict() for h in hits]}
+
+    def notes(self, call: Call) -> dict[str, Any]:
+        return {"notes": [n.to_dict() for n in self._binding().service.notes.all()]}
+
+    def add_note(self, call: Call) -> Reply:
+        notes = self._binding().service.notes
+        try:
+            note = notes.add(call.body["content"], call.body.get("category") or "general", agent="user")
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        return Reply({"note": note.to_dict()})
+
+    def delete_note(self, call: Call) -> dict[str, Any]:
+        raw = call.params["id"]
+        if not raw.isdigit() or len(raw) > 18:
+            raise NotFound(f"no note {raw[:40]!r}")
+        try:
+            self._binding().service.notes.delete(int(raw))
+        except KeyError:
+            raise NotFound(f"no note {raw}") from None
+        return {"deleted": int(raw)}
+
+    def profile(self, call: Call) -> dict[str, Any]:
+        binding = self._binding()
+        return {
+            "enabled": bool(binding.settings().profile),
+            "lines": [line.to_dict() for line in binding.service.profile.lines()],
+        }
+
+    def put_profile(self, call: Call) -> dict[str, Any]:
+        binding = self._binding()
+        try:
+            binding.service.profile.replace(list(call.body["lines"]))
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        enabled = call.body.get("enabled")
+        if enabled is not None:
+            self.ctrl.post_gui_task({"action": "set_value", "item": "memory_profile", "value": bool(enabled)})
+        lines = [line.to_dict() for line in binding.service.profile.lines()]
+        return {"enabled": bool(binding.settings().profile if enabled is None else enabled), "lines": lines}
+
+
+def memory_routes(ctrl: AppController) -> tuple[Route, ...]:
+    api = MemoryApi(ctrl)
+    return (
+        Route("POST", "/api/rag/index", "ragIndex",
+              "Index the project (default: its tracked files) in the background",
+              api.rag_index, "RagJob", 202, "RagIndexRequest", errors=(409,)),
+        Route("GET", "/api/rag/status", "ragStatus", "The index job's state and the index's size",
+              api.rag_status, "RagStatus", errors=(409,)),
+        Route("POST", "/api/rag/cancel", "ragCancel", "Cancel the running index job",
+              api.rag_cancel, "RagCancelled", errors=(409,)),
+        Route("POST", "/api/rag/query", "ragQuery", "The index's passages closest to a query",
+              api.rag_query, "RagResults", request="RagQueryRequest", errors=(409,)),
+        Route("POST", "/api/memory/recall", "memoryRecall", "Search every stored conversation",
+              api.recall, "RecallResults", request="RecallRequest", errors=(409,)),
+        Route("GET", "/api/memory/notes", "getNotes", "The project's notes, newest first",
+              api.notes, "Notes", errors=(409,)),
+        Route("POST", "/api/memory/notes", "addNote", "Record a note", api.add_note, "NoteCreated", 201,
+              "NoteRequest", errors=(409,)),
+        Route("DELETE", "/api/memory/notes/{id}", "deleteNote", "Delete a note",
+              api.delete_note, "NoteDeleted", errors=(404, 409)),
+        Route("GET", "/api/memory/profile", "getProfile", "The profile lines and whether it is on",
+              api.profile, "ProfileLines", errors=(409,)),
+        Route("PUT", "/api/memory/profile", "putProfile", "Replace the profile lines (and switch it on/off)",
+              api.put_profile, "ProfileLines", request="ProfileRequest", errors=(409,)),
+    )  # fmt: skip

@@ -1,0 +1,92 @@
+"""JSON Schemas of the memory endpoints' bodies (:mod:`.memory_api`); part of
+``hooks.schemas`` and so of the served OpenAPI document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["REQUESTS", "RESPONSES"]
+
+_STR = {"type": "string"}
+_INT = {"type": "integer"}
+_NUM = {"type": "number"}
+
+
+def _obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {**required, **(optional or {})},
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+_NOTE = _obj(
+    {"id": _INT, "content": _STR, "category": _STR, "agent": _STR, "conversation": _STR, "ts": _NUM,
+     "updated": _NUM}
+)  # fmt: skip
+_PROFILE_LINE = _obj({"id": _INT, "content": _STR, "source": {"enum": ["learned", "user"]}, "ts": _NUM})
+
+REQUESTS: dict[str, Any] = {
+    "RagIndexRequest": _obj(
+        {}, {"paths": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 100_000}}
+    ),
+    "RagQueryRequest": _obj(
+        {"query": {"type": "string", "minLength": 1, "maxLength": 10_000}},
+        {"top_k": {"type": "integer", "minimum": 1, "maximum": 100}},
+    ),
+    "RecallRequest": _obj(
+        {"query": {"type": "string", "minLength": 1, "maxLength": 10_000}},
+        {"limit": {"type": "integer", "minimum": 1, "maximum": 50}},
+    ),
+    "NoteRequest": _obj(
+        {"content": {"type": "string", "minLength": 1, "maxLength": 4_000}},
+        {"category": {"type": "string", "maxLength": 40}},
+    ),
+    "ProfileRequest": _obj(
+        {"lines": {"type": "array", "items": {"type": "string", "maxLength": 300}, "maxItems": 40}},
+        {"enabled": {"type": "boolean"}},
+    ),
+}
+
+RESPONSES: dict[str, Any] = {
+    "RagJob": _obj({"job_id": _STR}),
+    "RagStatus": _obj(
+        {
+            "state": {"enum": ["idle", "indexing", "error"]},
+            "files": _INT,
+            "chunks": _INT,
+            "done": _INT,
+            "total": _INT,
+            "error": {"type": ["string", "null"]},
+        },
+        {"job_id": {"type": ["string", "null"]}, "cancelled": {"type": "boolean"}},
+    ),
+    "RagCancelled": _obj({"cancelled": {"type": "boolean"}}),
+    "RagResults": _obj(
+        {
+            "results": {
+                "type": "array",
+                "items": _obj(
+                    {"source": _STR, "start_line": _INT, "end_line": _INT, "text": _STR, "score": _NUM}
+                ),
+            }
+        }
+    ),
+    "RecallResults": _obj(
+        {
+            "results": {
+                "type": "array",
+                "items": _obj(
+                    {"conversation": _STR, "role": _STR, "content": _STR, "ts": _NUM, "score": _NUM}
+                ),
+            }
+        }
+    ),
+    "Notes": _obj({"notes": {"type": "array", "items": _NOTE}}),
+    "NoteCreated": _obj({"note": _NOTE}),
+    "NoteDeleted": _obj({"deleted": _INT}),
+    "ProfileLines": _obj(
+        {"enabled": {"type": "boolean"}, "lines": {"type": "array", "items": _PROFILE_LINE}}
+    ),
+}

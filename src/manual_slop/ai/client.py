@@ -19,17 +19,16 @@ import os
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from manual_slop.ai.comms import CommsLog, get_current_tier, set_current_tier
-from manual_slop.ai.errors import AIError, ConfigurationError, ProviderError
+from manual_slop.ai.errors import AIError, ProviderError
 from manual_slop.ai.messages import Message, ModelRequest, StreamSink, ToolChoice, Usage
 from manual_slop.ai.providers import Provider, ProviderConfig, ProviderHooks, provider_class
-from manual_slop.ai.providers.base import DEFAULT_TIMEOUT_S
 from manual_slop.ai.rag import RagEngine, inject_rag_context
 from manual_slop.ai.refresh import FileRefresher, Refresher
 from manual_slop.ai.retry import RetryPolicy
+from manual_slop.ai.settings import Answer, ClientSettings, as_secret, provider_name
 from manual_slop.ai.tool_loop import LoopSetup, ToolLoop
 from manual_slop.ai.transcript import (
     Conversation,
@@ -39,7 +38,7 @@ from manual_slop.ai.transcript import (
 )
 from manual_slop.ai.windows import RequestBudget, budget_for, shrink_markdown
 from manual_slop.cancel import CancelToken, RequestCancelled
-from manual_slop.config import DEFAULT_MODELS, PROVIDER_NAMES, Secret
+from manual_slop.config import PROVIDER_NAMES
 from manual_slop.events import EventEmitter
 from manual_slop.memory.compaction import Compactor, MemoryBudget
 from manual_slop.tools.registry import ExecutionContext, PreToolCallback, ToolRegistry
@@ -79,69 +78,6 @@ PATCH_PROMPT = (
     "A test or command failed. Propose the smallest fix as a unified diff (---/+++ headers, @@ hunks) "
     "against the files shown. Answer with the diff only."
 )
-
-
-@dataclass(slots=True)
-class ClientSettings:
-    """What the next send uses; copied at the start of each send."""
-
-    provider: str = "local"
-    models: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_MODELS))
-    base_urls: dict[str, str] = field(default_factory=dict)
-    keys: dict[str, Secret | None] = field(default_factory=dict)
-    options: dict[str, dict[str, Any]] = field(default_factory=dict)  # model_path, binary, n_ctx ...
-    temperature: float = 0.0
-    top_p: float = 1.0
-    max_tokens: int = 8192
-    history_trunc_limit: int = 8000
-    system_prompt: str = ""
-    fallback: tuple[str, ...] = ()
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    max_prompt_tokens: int = 0
-    history_window: int = 1  # newest exchanges never summarized
-    memory_budget_tokens: int = 0  # 0: what the provider has room for after system, context and tools
-    memory_split: tuple[float, float, float] = (0.5, 0.3, 0.2)  # working, episodic, long-term
-
-    def copy(self) -> ClientSettings:
-        """Scalars shared, containers copied one level deep (``options`` two)."""
-        return dataclasses.replace(
-            self,
-            models=dict(self.models),
-            base_urls=dict(self.base_urls),
-            keys=dict(self.keys),
-            options={k: dict(v) for k, v in self.options.items()},
-        )
-
-    def config_for(self, name: str) -> ProviderConfig:
-        return ProviderConfig(
-            name=name,
-            model=self.models.get(name) or DEFAULT_MODELS.get(name, ""),
-            base_url=self.base_urls.get(name, ""),
-            api_key=self.keys.get(name),
-            temperature=self.temperature,
-            top_p=self.top_p,
-            max_tokens=self.max_tokens,
-            timeout_s=self.timeout_s,
-            max_prompt_tokens=self.max_prompt_tokens,
-            options=dict(self.options.get(name, {})),
-        )
-
-
-class Answer(str):
-    """A send's final text that also says who answered it: the provider and model that did,
-    and ``fallback`` — why not the active provider (``''`` when it was the active one)."""
-
-    provider: str
-    model: str
-    fallback: str
-
-    def __new__(cls, text: str, provider: str = "", model: str = "", fallback: str = "") -> Answer:
-        answer = super().__new__(cls, text)
-        answer.provider, answer.model, answer.fallback = provider, model, fallback
-        return answer
-
-    def __getnewargs__(self) -> tuple[str, str, str, str]:  # copies and pickles keep who answered
-        return (str(self), self.provider, self.model, self.fallback)
 
 
 class AIClient:
@@ -230,70 +166,18 @@ class AIClient:
 
     def set_provider(self, name: str, model: str | None = None) -> None:
         """Make ``name`` the active provider (and ``model`` its model, when given)."""
-        name = _provider_name(name)
+        name = provider_name(name)
         with self._settings_lock:
             self.settings.provider = name
             if model:
                 self.settings.models[name] = model
 
-    def configure(
-        self,
-        *,
-        temperature: float | None = None,
-        top_p: float | None = None,
-        max_tokens: int | None = None,
-        history_trunc_limit: int | None = None,
-        base_url: str | None = None,
-        api_key: Secret | str | None = None,
-        system_prompt: str | None = None,
-        fallback: Sequence[str] | None = None,
-        timeout_s: float | None = None,
-        max_prompt_tokens: int | None = None,
-        provider: str | None = None,
-        history_window: int | None = None,
-        memory_budget_tokens: int | None = None,
-        memory_split: Sequence[float] | None = None,
-        **options: Any,
-    ) -> None:
-        """Change settings; ``base_url``, ``api_key`` and ``options`` (``model_path``, ``binary``,
-        ``n_ctx`` ...) apply to ``provider`` (default: the active one)."""
+    def configure(self, **changes: Any) -> None:
+        """Change settings (see :meth:`ClientSettings.change`): ``base_url``, ``api_key`` and
+        provider options (``model_path``, ``binary``, ``n_ctx`` ...) apply to ``provider``
+        (default: the active one); a bad value raises ConfigurationError naming it."""
         with self._settings_lock:
-            s = self.settings
-            target = _provider_name(provider or s.provider)
-            if temperature is not None:
-                s.temperature = _number("temperature", temperature, 0.0, 2.0)
-            if top_p is not None:
-                s.top_p = _number("top_p", top_p, 0.0, 1.0)
-            if max_tokens is not None:
-                s.max_tokens = int(_number("max_tokens", max_tokens, 1, 1_000_000))
-            if history_trunc_limit is not None:
-                s.history_trunc_limit = int(
-                    _number("history_trunc_limit", history_trunc_limit, 0, 10_000_000)
-                )
-            if base_url is not None:
-                s.base_urls[target] = base_url
-            if api_key is not None:
-                s.keys[target] = (
-                    api_key if isinstance(api_key, Secret) else (Secret(api_key) if api_key else None)
-                )
-            if system_prompt is not None:
-                s.system_prompt = system_prompt
-            if fallback is not None:
-                s.fallback = tuple(_provider_name(n) for n in fallback)
-            if timeout_s is not None:
-                s.timeout_s = _number("timeout_s", timeout_s, 0.001, 86_400)
-            if max_prompt_tokens is not None:
-                s.max_prompt_tokens = int(_number("max_prompt_tokens", max_prompt_tokens, 0, 10_000_000))
-            if history_window is not None:
-                s.history_window = int(_number("history_window", history_window, 1, 1000))
-            if memory_budget_tokens is not None:
-                s.memory_budget_tokens = int(
-                    _number("memory_budget_tokens", memory_budget_tokens, 0, 10_000_000)
-                )
-            if memory_split is not None:
-                s.memory_split = _split(memory_split)
-            if options:
-                s.options.setdefault(target, {}).update(options)
+            self.settings.change(**changes)
 
     def apply_settings(self, settings: Mapping[str, Any]) -> None:
         """Take the controller's snapshot (``AppController.ai_settings()``)."""
@@ -308,7 +192,7 @@ class AIClient:
                 if "base_url" in entry:
                     s.base_urls[name] = str(entry.get("base_url") or "")
                 if "api_key" in entry:
-                    s.keys[name] = _secret(entry.get("api_key"))
+                    s.keys[name] = as_secret(entry.get("api_key"))
                 if isinstance(entry.get("options"), Mapping):
                     s.options[name] = {k: v for k, v in entry["options"].items() if v not in (None, "")}
         self.set_provider(
@@ -331,7 +215,7 @@ class AIClient:
         }
         if "api_key" in settings:
             with self._settings_lock:
-                self.settings.keys[self.settings.provider] = _secret(settings.get("api_key"))
+                self.settings.keys[self.settings.provider] = as_secret(settings.get("api_key"))
         if settings.get("fallback") is not None:
             chain = [str(n).strip().lower() for n in settings["fallback"]]
             unknown = [n for n in chain if n not in PROVIDER_NAMES]
@@ -762,7 +646,7 @@ class AIClient:
         """The models ``provider`` (default: the active one) offers; safe from any thread."""
         with self._settings_lock:
             settings = self.settings.copy()
-        name = _provider_name(provider or settings.provider)
+        name = provider_name(provider or settings.provider)
         temporary = provider_class(name)(settings.config_for(name), self._hooks())
         try:
             return temporary.list_models()
@@ -816,36 +700,8 @@ class AIClient:
         return self.conversations.open(conversation)
 
 
-def _provider_name(name: str) -> str:
-    normalized = str(name).strip().lower()
-    if normalized not in PROVIDER_NAMES:
-        raise ConfigurationError(f"unknown provider {name!r}; known: {', '.join(PROVIDER_NAMES)}")
-    return normalized
-
-
-def _number(name: str, value: Any, low: float, high: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-        raise ConfigurationError(f"{name}: expected a number between {low:g} and {high:g}, got {value!r}")
-    return float(value)
-
-
-def _split(value: Sequence[float]) -> tuple[float, float, float]:
-    parts = tuple(float(v) for v in value) if isinstance(value, list | tuple) else ()
-    if len(parts) != 3 or min(parts) < 0 or sum(parts) <= 0:
-        raise ConfigurationError(
-            f"memory_split: three non-negative shares (working, episodic, long-term), got {value!r}"
-        )
-    return parts  # type: ignore[return-value]
-
-
 def _unchanged(text: str) -> str:
     return text
-
-
-def _secret(value: Any) -> Secret | None:
-    if isinstance(value, Secret):
-        return value or None
-    return Secret(str(value)) if value else None
 
 
 def _system_text(system_prompt: str, md_content: str) -> str:

@@ -210,9 +210,9 @@ class RequestFlow:
         binding = self._ctrl.memory
         service = binding.service if binding is not None else None
         settings = event.memory
-        if service is None or settings is None:
-            return {"conversation": f"discussion:{event.discussion}", "conversation_kind": "discussion"}
         conversation = discussion_id(event.discussion)
+        if service is None or settings is None:
+            return {"conversation": conversation, "conversation_kind": "discussion"}
         synced = service.conversations.sync_discussion(conversation, event.entries, title=event.discussion)
         if synced.action == "rebased":
             log.info("memory: %s follows its edited entries (rebased)", conversation)

@@ -440,7 +440,7 @@ class HookApi:
                   self.add_session_entry, "EntryQueued", 202, "SessionEntryRequest", errors=(409,)),
             Route("GET", "/api/mma/status", "getMmaStatus", "MMA status, track, proposals, tickets, usage",
                   self.mma_status, "MmaStatus", errors=(408, 409)),
-            *memory_routes(self.ctrl),
+            *memory_routes(self.ctrl, self.on_main),
             Route("GET", "/api/diagnostics", "getDiagnostics", "The performance monitor's metrics",
                   self.diagnostics, "Diagnostics"),
             Route("GET", "/openapi.json", "getOpenApi", "This API as an OpenAPI 3.1 document",

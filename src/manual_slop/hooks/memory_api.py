@@ -7,10 +7,11 @@ main thread like every field write. Their schemas are in :mod:`.memory_schemas`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from manual_slop.automation import AutomationError
-from manual_slop.hooks.errors import BadRequest, Conflict, NotFound
+from manual_slop.hooks.errors import BadRequest, Conflict, NotFound, RequestTimedOut
 from manual_slop.hooks.routes import Call, Reply, Route
 
 if TYPE_CHECKING:
@@ -18,11 +19,16 @@ if TYPE_CHECKING:
 
 __all__ = ["memory_routes"]
 
+
 class MemoryApi:
     """Handlers bound to one controller."""
 
-    def __init__(self, ctrl: AppController) -> None:
+    def __init__(self, ctrl: AppController, on_main: Callable[[Callable[[], Any]], Any]) -> None:
         self.ctrl = ctrl
+        self.on_main = on_main  # reads of GUI-owned state (408 when the frame loop does not answer)
+
+    def _profile_on(self, binding: Any) -> bool:
+        return bool(self.on_main(lambda: binding.settings().profile))
 
     def _binding(self) -> Any:
         binding = self.ctrl.memory
@@ -34,6 +40,8 @@ class MemoryApi:
         paths = (call.body or {}).get("paths")
         try:
             job_id = self._binding().start_index(paths)
+        except TimeoutError:
+            raise RequestTimedOut("the main thread did not answer in time; nothing was started") from None
         except AutomationError as exc:
             message = str(exc)
             raise (Conflict(message) if "already" in message else BadRequest(message)) from None
@@ -94,7 +102,7 @@ class MemoryApi:
     def profile(self, call: Call) -> dict[str, Any]:
         binding = self._binding()
         return {
-            "enabled": bool(binding.settings().profile),
+            "enabled": self._profile_on(binding),
             "lines": [line.to_dict() for line in binding.service.profile.lines()],
         }
 
@@ -108,15 +116,15 @@ class MemoryApi:
         if enabled is not None:
             self.ctrl.post_gui_task({"action": "set_value", "item": "memory_profile", "value": bool(enabled)})
         lines = [line.to_dict() for line in binding.service.profile.lines()]
-        return {"enabled": bool(binding.settings().profile if enabled is None else enabled), "lines": lines}
+        return {"enabled": self._profile_on(binding) if enabled is None else bool(enabled), "lines": lines}
 
 
-def memory_routes(ctrl: AppController) -> tuple[Route, ...]:
-    api = MemoryApi(ctrl)
+def memory_routes(ctrl: AppController, on_main: Callable[[Callable[[], Any]], Any]) -> tuple[Route, ...]:
+    api = MemoryApi(ctrl, on_main)
     return (
         Route("POST", "/api/rag/index", "ragIndex",
               "Index the project (default: its tracked files) in the background",
-              api.rag_index, "RagJob", 202, "RagIndexRequest", errors=(409,)),
+              api.rag_index, "RagJob", 202, "RagIndexRequest", errors=(408, 409)),
         Route("GET", "/api/rag/status", "ragStatus", "The index job's state and the index's size",
               api.rag_status, "RagStatus", errors=(409,)),
         Route("POST", "/api/rag/cancel", "ragCancel", "Cancel the running index job",
@@ -132,7 +140,7 @@ def memory_routes(ctrl: AppController) -> tuple[Route, ...]:
         Route("DELETE", "/api/memory/notes/{id}", "deleteNote", "Delete a note",
               api.delete_note, "NoteDeleted", errors=(404, 409)),
         Route("GET", "/api/memory/profile", "getProfile", "The profile lines and whether it is on",
-              api.profile, "ProfileLines", errors=(409,)),
+              api.profile, "ProfileLines", errors=(408, 409)),
         Route("PUT", "/api/memory/profile", "putProfile", "Replace the profile lines (and switch it on/off)",
-              api.put_profile, "ProfileLines", request="ProfileRequest", errors=(409,)),
+              api.put_profile, "ProfileLines", request="ProfileRequest", errors=(408, 409)),
     )  # fmt: skip

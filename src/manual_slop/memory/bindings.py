@@ -47,10 +47,7 @@ class MemoryBinding:
         """Open the current project's store (closing the previous one) and hand it to the client."""
         self.close()
         ctrl = self.ctrl
-        policy_of = ctrl.path_policy
-        self.service = MemoryService(
-            ctrl.paths.project_file, refuse=lambda path: policy_of(ctrl.base_dir()).refusal(path)
-        )
+        self.service = MemoryService(ctrl.paths.project_file)  # each index run brings its path policy
         if self.service.store.recovered_from is not None:
             ctrl.notify(
                 "warning",
@@ -131,10 +128,14 @@ class MemoryBinding:
         if service is None:
             raise InvalidValue("no project memory is open")
         ctrl = self.ctrl
-        base = ctrl.base_dir()
-        policy = ctrl.path_policy(base, ctrl.state.project_files, ctrl.state.files_exclude)
+
+        def project() -> tuple[Path, list[str], list[str]]:  # GUI state: read on the main thread
+            return ctrl.base_dir(), list(ctrl.state.project_files), list(ctrl.state.files_exclude)
+
+        base, tracked, exclude = ctrl.call_on_main(project, 5.0)
+        policy = ctrl.path_policy(base, tracked, exclude)
         if paths is None:
-            chosen = expand_tracked(base, ctrl.state.project_files, ctrl.state.files_exclude)
+            chosen = expand_tracked(base, tracked, exclude)
         else:
             chosen = []
             for path in paths:
@@ -150,7 +151,7 @@ class MemoryBinding:
             self._status = {**idle_status(), "state": "indexing", "job_id": job_id, "total": len(chosen)}
             self._job = threading.Thread(
                 target=self._run_index,
-                args=(service, chosen, base, self._cancel, job_id),
+                args=(service, chosen, base, policy.refusal, self._cancel, job_id),
                 name="slop-rag-index",
                 daemon=True,
             )
@@ -165,7 +166,13 @@ class MemoryBinding:
         return running
 
     def _run_index(
-        self, service: MemoryService, paths: list[str], base: Path, cancel: threading.Event, job_id: str
+        self,
+        service: MemoryService,
+        paths: list[str],
+        base: Path,
+        refuse: Any,
+        cancel: threading.Event,
+        job_id: str,
     ) -> None:
         last = 0.0
 
@@ -178,7 +185,9 @@ class MemoryBinding:
                 self._post()
 
         try:
-            report = service.index.index(paths, base_dir=base, progress=progress, cancel=cancel)
+            report = service.index.index(
+                paths, base_dir=base, progress=progress, cancel=cancel, refuse=refuse
+            )
             counts = service.index.status()
             with self._job_lock:
                 self._status.update(

@@ -137,11 +137,11 @@ class StoredConversations:
     ) -> Conversation:
         """The conversation as stored, with a journal that persists what is added to it."""
         with self._lock:
-            self.store.ensure_conversation(conversation, kind, tier=tier, ticket=ticket)
             cached = self._cache.get(conversation)
             journal = cached.journal if cached is not None else None
             if isinstance(journal, StoreJournal) and journal.head == self.store.head(conversation):
                 return cached  # type: ignore[return-value]  # unchanged: keeps providers' native forms
+            self.store.ensure_conversation(conversation, kind, tier=tier, ticket=ticket)
             journal = StoreJournal(self.store, conversation, tier, ticket)
             events = self.store.events(conversation)
             rebuilt = Conversation(rebuild(events, journal.seq_of), journal, conversation)
@@ -184,17 +184,6 @@ class StoredConversations:
         if len(stored) > len(entries) and _agrees(stored[: len(entries)], entries):
             return list(stored[len(entries) :])
         return []
-
-    def reset(self, conversation: str, entries: Sequence[Turn]) -> None:
-        """Start the conversation over from the discussion's entries (tool rounds and summaries dropped)."""
-        with self._lock:
-            self.store.ensure_conversation(conversation, "discussion")
-            self.store.supersede(conversation)
-            for role, text in entries:
-                self.store.append(
-                    conversation, "user" if role == "user" else "respond", text, data={"source": "discussion"}
-                )
-            self._cache.pop(conversation, None)
 
 
 def said_turns(entries: Sequence[Any], user_role: str, ai_role: str) -> list[Turn]:
@@ -274,7 +263,7 @@ def rebuild(events: Sequence[Event], seq_of: dict[int, int] | None = None) -> li
                 str(event.data.get("name", "")),
                 dict(event.data.get("args") or {}),
             )
-            messages[-1] = replace_calls(last, (*last.tool_calls, call))
+            messages[-1] = last.evolve(tool_calls=(*last.tool_calls, call))
             seq_of[messages[-1].key] = event.seq
         elif event.kind == "result":
             output = ToolOutput(
@@ -289,10 +278,6 @@ def rebuild(events: Sequence[Event], seq_of: dict[int, int] | None = None) -> li
             else:
                 add(Message.tool((output,)), event.seq)
     return messages
-
-
-def replace_calls(message: Message, calls: tuple[ToolCall, ...]) -> Message:
-    return message.evolve(tool_calls=calls)
 
 
 def _status(value: Any) -> ToolStatus:

@@ -140,15 +140,17 @@ class ProjectIndex:
         base_dir: Path,
         progress: Callable[[IndexProgress], None] | None = None,
         cancel: threading.Event | None = None,
+        refuse: Callable[[str], str | None] | None = None,
     ) -> IndexReport:
-        """Bring the index in line with ``paths`` (files; relative ones are under ``base_dir``)."""
+        """Bring the index in line with ``paths`` (files; relative ones are under ``base_dir``);
+        ``refuse`` replaces the index's own path check for this run (the project's current policy)."""
         started = time.perf_counter()
         report = IndexReport()
         with self._run_lock:
             targets = _targets(paths, Path(base_dir))
             try:
                 self._remove([key for key in list(self._files) if key not in targets], report)
-                works = self._changed_files(targets, report, cancel)
+                works = self._changed_files(targets, report, cancel, refuse or self._refuse)
                 pending: deque[_FileWork] = deque()
                 exhausted = False
                 while cancel is None or not cancel.is_set():
@@ -173,13 +175,17 @@ class ProjectIndex:
         return report
 
     def _changed_files(
-        self, targets: dict[str, Path], report: IndexReport, cancel: threading.Event | None
+        self,
+        targets: dict[str, Path],
+        report: IndexReport,
+        cancel: threading.Event | None,
+        refuse: Callable[[str], str | None] | None,
     ) -> Iterator[_FileWork]:
         """Each new or edited file, chunked; unchanged and skipped files go in the report."""
         for key, path in targets.items():
             if cancel is not None and cancel.is_set():
                 return
-            data, reason = self._read(path)
+            data, reason = self._read(path, refuse)
             if data is None:
                 report.skipped[key] = reason or "unreadable"
                 self._remove([key], report)
@@ -191,9 +197,11 @@ class ProjectIndex:
                 continue
             yield _FileWork(key, digest, chunk_bytes(key, data))
 
-    def _read(self, path: Path) -> tuple[bytes | None, str | None]:
+    def _read(
+        self, path: Path, refuse: Callable[[str], str | None] | None
+    ) -> tuple[bytes | None, str | None]:
         """The file's bytes, or None and why it may not or cannot be indexed."""
-        reason = self._refuse(str(path)) if self._refuse is not None else None
+        reason = refuse(str(path)) if refuse is not None else None
         if reason is not None:
             return None, reason
         try:

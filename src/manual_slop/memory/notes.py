@@ -92,11 +92,13 @@ class Notes:
             "UPDATE notes SET content = ?, category = ?, updated = ? WHERE id = ?",
             (content, category, now, note_id),
         )
+        self._store.forget_vectors("note", note.id)  # its text changed: embed it again
         return Note(note.id, content, category, note.agent, note.conversation, note.ts, now)
 
     def delete(self, note_id: int) -> None:
         if self._store.execute("DELETE FROM notes WHERE id = ?", (int(note_id),)).rowcount == 0:
             raise KeyError(f"no note {note_id}")
+        self._store.forget_vectors("note", int(note_id))
 
     def get(self, note_id: int) -> Note:
         row = self._store.execute(f"SELECT {_COLUMNS} FROM notes WHERE id = ?", (int(note_id),)).fetchone()

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from manual_slop.memory.conversations import StoredConversations
 from manual_slop.memory.notes import Note, Notes
 from manual_slop.memory.profile import LEARN_PROMPT, Profile, parse_learned
@@ -148,7 +150,7 @@ class MemoryService:
         if not notes:
             return []
         since = time.time() - settings.window_minutes * 60.0
-        scores = self._relevance(message, [n.content for n in notes])
+        scores = self.note_relevance(message, notes)
         chosen = [
             (score, note)
             for score, note in zip(scores, notes, strict=True)
@@ -157,15 +159,25 @@ class MemoryService:
         chosen.sort(key=lambda pair: (-pair[0], -pair[1].ts))
         return [note for _, note in chosen]
 
-    def _relevance(self, message: str, texts: Sequence[str]) -> list[float]:
+    def note_relevance(self, message: str, notes: Sequence[Note]) -> list[float]:
+        """How relevant each note is to ``message`` (0..1): cosine similarity of embeddings, the
+        notes' vectors cached in the store; the share of a note's words in the message without
+        an embedder."""
         if not message.strip():
-            return [0.0] * len(texts)
+            return [0.0] * len(notes)
         if self.ensure_embedder():
-            found = self.scorer.similarities(message, texts)
-            if found is not None:
-                return found
+            model = self.scorer.model
+            cached = self.store.vectors("note", [n.id for n in notes], model)
+            missing = [n for n in notes if n.id not in cached]
+            if missing:
+                fresh = np.asarray(self.scorer.embed([n.content for n in missing]), dtype=np.float32)
+                new = {n.id: fresh[i].tobytes() for i, n in enumerate(missing)}
+                self.store.put_vectors("note", model, new)
+                cached.update(new)
+            query = np.asarray(self.scorer.embed([message]), dtype=np.float32)[0]
+            return [float(np.frombuffer(cached[n.id], dtype=np.float32) @ query) for n in notes]
         words = set(_words(message))
-        return [len(words & set(_words(t))) / max(1, len(set(_words(t)))) for t in texts]
+        return [len(words & set(_words(n.content))) / max(1, len(set(_words(n.content)))) for n in notes]
 
     # -- the passive profile ------------------------------------------------------------------------
     def learn_profile(

@@ -336,6 +336,9 @@ class EventStore:
             found.update({int(ref): bytes(blob) for ref, blob in rows})
         return found
 
+    def forget_vectors(self, kind: str, ref: int) -> None:
+        self.execute("DELETE FROM vectors WHERE kind = ? AND ref = ?", (kind, int(ref)))
+
     def put_vectors(self, kind: str, model: str, vectors: Mapping[int, bytes]) -> None:
         with self._lock:
             self._db.execute("BEGIN")

@@ -66,7 +66,7 @@ def recall_notes(args: dict[str, Any], run: ToolRun) -> str:
         raise ToolInputError(str(exc)) from exc
     query = str(args.get("query") or "").strip()
     if query and notes:
-        scores = memory._relevance(query, [n.content for n in notes])
+        scores = memory.note_relevance(query, notes)
         ranked = sorted(zip(scores, notes, strict=True), key=lambda pair: -pair[0])
         notes = [note for score, note in ranked if score > 0] or [note for _, note in ranked[:5]]
     if not notes:

@@ -151,8 +151,12 @@ class ToolLoop:
                 return reply.text
             if not reply.tool_calls and not reply.text.strip() and self.ran:
                 reply = dataclasses.replace(reply, text=self._what_ran())  # never an empty answer
-            self.conversation.add(
-                Message.assistant(reply.text, reply.tool_calls, reply.native, self.provider.name), reply.usage
+            self.conversation.add(  # the calls run as the model made them; history keeps no secret
+                _redacted(
+                    Message.assistant(reply.text, reply.tool_calls, reply.native, self.provider.name),
+                    self.setup.redact,
+                ),
+                reply.usage,
             )
             if not reply.tool_calls:
                 return reply.text
@@ -391,6 +395,27 @@ class ToolLoop:
             if patch:
                 extra += f"\n\n[SUGGESTED PATCH]\n{patch}"
         return extra
+
+
+def _redacted(message: Message, redact: Callable[[str], str]) -> Message:
+    """``message`` with known secrets cut from its text and call arguments (its provider-native
+    form dropped then, since it holds them too); the same message when there were none."""
+    text = redact(message.text)
+    calls = tuple(ToolCall(c.id, c.name, _redacted_args(c.args, redact)) for c in message.tool_calls)
+    if text == message.text and calls == message.tool_calls:
+        return message
+    return Message.assistant(text, calls, None, message.native_provider)
+
+
+def _redacted_args(args: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
+    dumped = json.dumps(args, ensure_ascii=False, default=str)
+    cleaned = redact(dumped)
+    if cleaned == dumped:
+        return args
+    try:
+        return json.loads(cleaned)
+    except ValueError:  # a replacement broke the JSON: keep the cleaned text, never the secret
+        return {"arguments": cleaned}
 
 
 def _ran_line(call: ToolCall, output: ToolOutput) -> str:

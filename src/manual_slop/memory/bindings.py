@@ -47,7 +47,8 @@ class MemoryBinding:
         """Open the current project's store (closing the previous one) and hand it to the client."""
         self.close()
         ctrl = self.ctrl
-        self.service = MemoryService(ctrl.paths.project_file)  # each index run brings its path policy
+        # each index run brings the project's current path policy; the redactor guards every write
+        self.service = MemoryService(ctrl.paths.project_file, redact=ctrl.redactor.redact)
         if self.service.store.recovered_from is not None:
             ctrl.notify(
                 "warning",

@@ -115,9 +115,11 @@ class ProjectIndex:
         *,
         refuse: Callable[[str], str | None] | None = None,
         embedder: Embedder | None = None,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self._embedder = embedder or default_embedder()
         self._refuse = refuse
+        self._redact = redact  # known secrets are cut from chunks before they are embedded or stored
         self._folder = Path(cache_dir) / "index"
         self._folder.mkdir(parents=True, exist_ok=True)
         self._manifest_path = self._folder / "manifest.json"
@@ -195,6 +197,8 @@ class ProjectIndex:
             if entry is not None and entry.sha256 == digest:
                 report.unchanged.append(key)
                 continue
+            if self._redact is not None:  # the digest stays the file's: change detection is unaffected
+                data = self._redact(data.decode("utf-8", "replace")).encode("utf-8")
             yield _FileWork(key, digest, chunk_bytes(key, data))
 
     def _read(

@@ -74,7 +74,7 @@ class Notes:
     def add(
         self, content: str, category: str = "general", *, agent: str = "", conversation: str = ""
     ) -> Note:
-        content, category = _check_content(content), check_category(category)
+        content, category = self._store.redact(_check_content(content)), check_category(category)
         now = self._store.now()
         cursor = self._store.execute(
             "INSERT INTO notes (content, category, agent, conversation, ts, updated)"
@@ -85,7 +85,7 @@ class Notes:
 
     def edit(self, note_id: int, content: str | None = None, category: str | None = None) -> Note:
         note = self.get(note_id)
-        content = _check_content(content) if content is not None else note.content
+        content = self._store.redact(_check_content(content)) if content is not None else note.content
         category = check_category(category) if category is not None else note.category
         now = self._store.now()
         self._store.execute(

@@ -84,7 +84,7 @@ class Profile:
 
     def add(self, content: str, source: str = "user") -> ProfileLine | None:
         """Add a line (None when the profile already says it, case-insensitively)."""
-        content = _check(content)
+        content = self._store.redact(_check(content))
         existing = {line.content.casefold() for line in self.lines()}
         if content.casefold() in existing:
             return None
@@ -109,7 +109,7 @@ class Profile:
         return self.lines()
 
     def edit(self, line_id: int, content: str) -> ProfileLine:
-        content = _check(content)
+        content = self._store.redact(_check(content))
         if (
             self._store.execute(
                 "UPDATE profile SET content = ?, source = 'user' WHERE id = ?", (content, int(line_id))

@@ -55,9 +55,15 @@ class MemorySettings:
 class MemoryService:
     """One project's memory; safe to use from any thread."""
 
-    def __init__(self, project_file: Path, *, refuse: Callable[[str], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        project_file: Path,
+        *,
+        refuse: Callable[[str], str | None] | None = None,
+        redact: Callable[[str], str] | None = None,
+    ) -> None:
         self.project_file = project_file
-        self.store = EventStore(memory_file_for(project_file))
+        self.store = EventStore(memory_file_for(project_file), redact=redact)
         self.conversations = StoredConversations(self.store)
         self.notes = Notes(self.store)
         self.profile = Profile(self.store)
@@ -92,7 +98,9 @@ class MemoryService:
             if self._index is None:
                 from manual_slop.memory.index import ProjectIndex
 
-                self._index = ProjectIndex(index_dir_for(self.project_file), refuse=self.refuse)
+                self._index = ProjectIndex(
+                    index_dir_for(self.project_file), refuse=self.refuse, redact=self.store.redact
+                )
             return self._index
 
     def close(self) -> None:

@@ -145,9 +145,17 @@ class Event:
 class EventStore:
     """The project's memory database; safe to use from any thread (one connection, one lock)."""
 
-    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        clock: Callable[[], float] = time.time,
+        redact: Callable[[str], str] | None = None,
+    ) -> None:
         self.path = path
         self._clock = clock
+        # the app's redactor: no known secret is written to disk, whatever the model said
+        self.redact: Callable[[str], str] = redact or (lambda text: text)
         self._lock = threading.RLock()
         self.recovered_from: Path | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -244,7 +252,8 @@ class EventStore:
             raise ValueError(f"unknown event kind {kind!r}; known: {', '.join(EVENT_KINDS)}")
         _check_id(conversation)
         now = self._clock()
-        payload = json.dumps(dict(data or {}), ensure_ascii=False, default=str)
+        content = self.redact(content)
+        payload = self.redact(json.dumps(dict(data or {}), ensure_ascii=False, default=str))
         with self._lock:
             cursor = self._db.execute(
                 "INSERT INTO events (conversation, kind, content, tier, ticket, ts, tokens_in, tokens_out,"
@@ -254,7 +263,7 @@ class EventStore:
             self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation))
             seq = int(cursor.lastrowid or 0)
         return Event(
-            seq, conversation, kind, content, now, tier, ticket, tokens_in, tokens_out, dict(data or {})
+            seq, conversation, kind, content, now, tier, ticket, tokens_in, tokens_out, json.loads(payload)
         )
 
     def events(self, conversation: str, *, include_superseded: bool = False) -> list[Event]:

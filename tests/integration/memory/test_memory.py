@@ -221,3 +221,30 @@ def test_a_corrupt_store_is_moved_aside_and_a_new_one_started(make_controller, a
     assert any("moved aside" in n.message for n in ctrl.state.notifications)
     fake.push(Reply("fine"))
     assert send(ctrl, "still works?") == "fine"
+
+
+def test_no_known_secret_reaches_the_store_the_index_or_the_next_request(
+    make_controller, app_dir: Path, fake
+) -> None:
+    (app_dir / "settings.py").write_text(f"TOKEN = '{KEY}'\n\ndef load():\n    return TOKEN\n")
+    ctrl, _client = controller(make_controller, fake)
+    ctrl.fields.set("project_files", ["settings.py"])
+    fake.push(
+        Reply("", [Call("record_note", {"content": f"the key is {KEY}", "category": "secrets"})]),
+        Reply(f"Noted the key {KEY}."),
+        Reply("ok"),
+    )
+    send(ctrl, "Please remember the key.")  # the model repeats the key in a call and in its answer
+    send(ctrl, "Thanks.")
+    assert KEY not in json.dumps(fake.model_calls()[-1].body)  # history keeps no secret
+    assert KEY not in json.dumps(fake.model_calls()[1].body)  # not even within the same send
+    ctrl.actions.invoke("btn_rag_index")
+    pump_until(
+        ctrl, lambda: ctrl.state.rag_status.get("state") == "idle" and ctrl.state.rag_status.get("chunks"), 60
+    )
+    cache = app_dir / ".slop_cache"
+    on_disk = b"".join(p.read_bytes() for p in cache.rglob("*") if p.is_file())
+    assert KEY.encode() not in on_disk  # neither the memory store nor the index holds it
+    assert b"[REDACTED:" in on_disk
+    note = ctrl.memory.service.notes.all()[0]
+    assert note.content.startswith("the key is [REDACTED:") and KEY not in note.content

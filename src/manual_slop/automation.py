@@ -36,12 +36,15 @@ __all__ = [
     "FieldRegistry",
     "FieldSpec",
     "InvalidValue",
+    "ParamSpec",
     "ReadOnlyField",
     "SelectorRegistry",
     "SelectorSpec",
     "UnknownName",
     "attr_getter",
     "attr_setter",
+    "check_params",
+    "params_doc",
 ]
 
 
@@ -63,6 +66,36 @@ class ReadOnlyField(AutomationError):
 
 class FeatureUnavailable(AutomationError):
     """The action exists by name but its feature has not been built yet."""
+
+
+ParamSpec = dict[str, tuple[Field, bool]]  # key -> (its field, required)
+
+
+def check_params(action: str, spec: ParamSpec, data: Any) -> dict[str, Any]:
+    """An action's table-shaped user_data checked key by key against ``spec``."""
+    data = {} if data is None else data
+    if not isinstance(data, dict):
+        raise InvalidValue(f"{action}: user_data must be a table with {', '.join(spec)}")
+    unknown = sorted(set(data) - set(spec))
+    if unknown:
+        raise InvalidValue(f"{action}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(spec)}")
+    out: dict[str, Any] = {}
+    for key, (field, required) in spec.items():
+        if key not in data:
+            if required:
+                raise InvalidValue(f"{action}: user_data needs {key!r} ({field.doc})")
+            continue
+        try:
+            out[key] = field.check(f"{action}.{key}", data[key])
+        except FieldError as exc:
+            raise InvalidValue(str(exc)) from exc
+    return out
+
+
+def params_doc(spec: ParamSpec, what: str) -> str:
+    """An action's doc with the keys its user_data takes (``key?`` when optional)."""
+    keys = ", ".join(f"{k}{'' if required else '?'}" for k, (_, required) in spec.items())
+    return f"{what} (user_data: {{{keys}}})"
 
 
 def _unknown(kind: str, name: str, known: Iterable[str]) -> UnknownName:

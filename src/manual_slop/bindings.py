@@ -9,21 +9,90 @@ handler here runs on the main thread, inside ``process_pending`` or a frame.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from manual_slop.automation import ActionCall, InvalidValue, attr_getter, attr_setter
+from manual_slop.automation import (
+    ActionCall,
+    ActionRegistry,
+    FieldRegistry,
+    InvalidValue,
+    SelectorRegistry,
+    attr_getter,
+    attr_setter,
+)
 from manual_slop.config import PROVIDER_NAMES
-from manual_slop.request_flow import CUT_MARK, FALLBACK_MARK
+from manual_slop.request_flow import CUT_MARK, FALLBACK_MARK, ChatBackend
 from manual_slop.schema import Field
 
 if TYPE_CHECKING:
-    from manual_slop.controller import AppController
+    from manual_slop.clutch import ExecutionClutch
+    from manual_slop.config import AppPaths
+    from manual_slop.context.service import ContextService
+    from manual_slop.redaction import Redactor
+    from manual_slop.session_log import SessionLog
+    from manual_slop.state import AppState
 
-__all__ = ["FEATURE_REGISTRARS", "register_all", "register_core_bindings", "register_task_handlers"]
+__all__ = [
+    "FEATURE_REGISTRARS",
+    "BindingHost",
+    "register_all",
+    "register_core_bindings",
+    "register_task_handlers",
+]
 
 URL_PATTERN = r"|https?://[^\s/]{1,255}[^\s]{0,2000}"  # a host, then at most 2,000 characters
+
+
+class BindingHost(Protocol):
+    """What the core task handlers, fields and actions reach on the app (the controller).
+
+    The controller imports this module to register them, so it is typed here by what it
+    offers, not imported."""
+
+    state: AppState
+    fields: FieldRegistry
+    actions: ActionRegistry
+    listboxes: SelectorRegistry
+    tab_bars: SelectorRegistry
+    context: ContextService
+    clutch: ExecutionClutch
+    redactor: Redactor
+    session_log: SessionLog
+
+    @property
+    def paths(self) -> AppPaths: ...
+
+    @property
+    def backend(self) -> ChatBackend | None: ...
+
+    def register_task_handler(self, action: str, handler: Callable[[dict[str, Any]], None]) -> None: ...
+
+    def setting(self, dotted: str) -> Any: ...
+
+    def set_ai_status(self, status: str) -> None: ...
+
+    def submit_user_message(self, prompt: str) -> str: ...
+
+    def cancel_request(self, request_id: str) -> str: ...
+
+    def update_request(self, request_id: str, **changes: Any) -> None: ...
+
+    def notify(self, level: str, message: str) -> None: ...
+
+    def publish(self, event_type: str, payload: Mapping[str, Any] | None = None) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def reload_project(self) -> None: ...
+
+    def open_project(self, project_file: Path) -> None: ...
+
+    def new_project(self, project_file: Path) -> None: ...
+
+    def recent_projects(self) -> list[str]: ...
 
 
 # Each feature package adds its fields and actions with a ``register(ctrl)`` function
@@ -34,10 +103,11 @@ FEATURE_REGISTRARS: tuple[str, ...] = (
     "manual_slop.context.bindings.register",
     "manual_slop.mma.bindings.register",
     "manual_slop.memory.bindings.register",
+    "manual_slop.file_view.register",
 )
 
 
-def register_all(ctrl: AppController) -> None:
+def register_all(ctrl: BindingHost) -> None:
     """Task handlers, core bindings, then every feature's bindings."""
     import importlib
 
@@ -51,7 +121,7 @@ def register_all(ctrl: AppController) -> None:
 # ======================================================================================
 # task catalog
 # ======================================================================================
-def register_task_handlers(ctrl: AppController) -> None:
+def register_task_handlers(ctrl: BindingHost) -> None:
     state = ctrl.state
 
     def set_value(task: dict[str, Any]) -> None:
@@ -150,33 +220,33 @@ def register_task_handlers(ctrl: AppController) -> None:
     def notify(task: dict[str, Any]) -> None:
         ctrl.notify(str(task.get("level", "info")), str(task.get("message", "")))
 
-    ctrl._task_handlers.update(
-        {
-            "set_value": set_value,
-            "click": click,
-            "select_list_item": select_list_item,
-            "select_tab": select_tab,
-            "custom_callback": custom_callback,
-            "refresh_from_project": lambda task: ctrl.reload_project(),
-            "handle_ai_response": handle_ai_response,
-            "ai_stream_chunk": ai_stream_chunk,
-            "show_track_proposal": show_track_proposal,
-            "mma_state_update": mma_state_update,
-            # Dialogs are registered by the clutch on the requesting thread; these keep
-            # the GUI's mirror of the pending list (the catalog names are aliases).
-            "pending_added": pending_added,
-            "ask": pending_added,
-            "mma_step_approval": pending_added,
-            "mma_spawn_approval": pending_added,
-            "pending_resolved": pending_resolved,
-            "clear_ask": pending_resolved,
-            "refresh_api_metrics": refresh_api_metrics,
-            "notify": notify,
-        }
-    )
+    handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+        "set_value": set_value,
+        "click": click,
+        "select_list_item": select_list_item,
+        "select_tab": select_tab,
+        "custom_callback": custom_callback,
+        "refresh_from_project": lambda task: ctrl.reload_project(),
+        "handle_ai_response": handle_ai_response,
+        "ai_stream_chunk": ai_stream_chunk,
+        "show_track_proposal": show_track_proposal,
+        "mma_state_update": mma_state_update,
+        # Dialogs are registered by the clutch on the requesting thread; these keep
+        # the GUI's mirror of the pending list (the catalog names are aliases).
+        "pending_added": pending_added,
+        "ask": pending_added,
+        "mma_step_approval": pending_added,
+        "mma_spawn_approval": pending_added,
+        "pending_resolved": pending_resolved,
+        "clear_ask": pending_resolved,
+        "refresh_api_metrics": refresh_api_metrics,
+        "notify": notify,
+    }
+    for action, handler in handlers.items():  # in this order: the task catalog's order
+        ctrl.register_task_handler(action, handler)
 
 
-def _set_model(ctrl: AppController, model: str) -> None:
+def _set_model(ctrl: BindingHost, model: str) -> None:
     """The local provider takes only models it has: an unknown name is refused with the list."""
     if ctrl.state.current_provider == "local":
         from manual_slop.ai.providers.local import unknown_model_message
@@ -196,7 +266,7 @@ def _required(task: dict[str, Any], key: str) -> Any:
 # ======================================================================================
 # fields, actions, list boxes
 # ======================================================================================
-def register_core_bindings(ctrl: AppController) -> None:
+def register_core_bindings(ctrl: BindingHost) -> None:
     _register_fields(ctrl)
     _register_actions(ctrl)
     ctrl.listboxes.register(
@@ -208,7 +278,7 @@ def register_core_bindings(ctrl: AppController) -> None:
     _register_gui_tab_bars(ctrl)
 
 
-def _register_gui_tab_bars(ctrl: AppController) -> None:
+def _register_gui_tab_bars(ctrl: BindingHost) -> None:
     """The desktop window's tab bars for ``select_tab``: its dock tabs (``panels``, by window
     title) and the tab bars inside panels. Selecting records the choice in
     ``state.tab_requests`` (headless too); the window shows and focuses the panel, or
@@ -250,7 +320,7 @@ def _register_gui_tab_bars(ctrl: AppController) -> None:
     )
 
 
-def _register_fields(ctrl: AppController) -> None:
+def _register_fields(ctrl: BindingHost) -> None:
     state = ctrl.state
     reg = ctrl.fields.register
 
@@ -429,21 +499,21 @@ def _register_fields(ctrl: AppController) -> None:
     )
 
 
-def _set_policy(ctrl: AppController, policy: str) -> None:
+def _set_policy(ctrl: BindingHost, policy: str) -> None:
     ctrl.state.approval_policy = policy
     ctrl.clutch.set_policy(policy)
     if policy == "auto":
         ctrl.notify("warning", "approval policy is AUTO: scripts, edits and MMA steps run without asking")
 
 
-def _switch_discussion(ctrl: AppController, name: str) -> None:
+def _switch_discussion(ctrl: BindingHost, name: str) -> None:
     if name not in ctrl.state.discussions:
         known = ", ".join(sorted(ctrl.state.discussions))
         raise InvalidValue(f"no discussion named {name!r}; discussions: {known}")
     ctrl.state.active_discussion = name
 
 
-def _register_actions(ctrl: AppController) -> None:
+def _register_actions(ctrl: BindingHost) -> None:
     state = ctrl.state
     reg = ctrl.actions.register
 

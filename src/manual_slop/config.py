@@ -98,6 +98,8 @@ DEFAULT_WINDOWS: dict[str, bool] = {
     "Usage": False,
     "Diagnostics": False,
     "Logs": False,
+    "Memory": False,
+    "File View": False,
 }
 
 APPROVAL_POLICIES: tuple[str, ...] = ("manual", "allow_list", "auto")

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from manual_slop.automation import (
     ActionRegistry,
@@ -39,9 +39,9 @@ from manual_slop.automation import (
     InvalidValue,
     SelectorRegistry,
 )
+from manual_slop.bindings import register_all
 from manual_slop.clutch import ExecutionClutch
 from manual_slop.config import (
-    CREDENTIAL_ENV_VARS,
     GLOBAL_SCHEMA,
     PROJECT_SCHEMA,
     PROVIDER_NAMES,
@@ -53,10 +53,10 @@ from manual_slop.context.service import ContextService
 from manual_slop.dialogs import Decision, PendingDialog
 from manual_slop.documents import Documents
 from manual_slop.events import AsyncEventQueue, EventJournal, UserRequestEvent
-from manual_slop.hooks.token import resolve_hook_auth, runtime_dir
+from manual_slop.hooks.token import resolve_hook_auth
 from manual_slop.perf import PerformanceMonitor
-from manual_slop.redaction import Redactor, known_secrets
-from manual_slop.request_flow import RequestFlow
+from manual_slop.project_access import app_redactor, project_path_policy
+from manual_slop.request_flow import ChatBackend, RequestFlow
 from manual_slop.requests import RequestBoard, RequestRecord
 from manual_slop.schema import Problem
 from manual_slop.session_log import SessionLog
@@ -74,16 +74,6 @@ PROVIDER_OPTIONS = ("model_path", "binary", "approval_mode", "context_window", "
 
 STALL_LIMIT_MS = 2000.0  # a frame loop silent for longer is reported unhealthy
 CANCEL_SETTLE_S = 1.2  # at shutdown, how long cancelled requests get to hand in their partial answers
-
-
-class ChatBackend(Protocol):
-    """What the controller needs from the AI client (``manual_slop.ai``)."""
-
-    def apply_settings(self, settings: Mapping[str, Any]) -> None: ...
-
-    def send(self, md_content: str, user_message: str, **kwargs: Any) -> str: ...
-
-    def reset_session(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,14 +129,7 @@ class AppController:
         self.hook_api: tuple[str, str] | None = None  # (url, token) while a HookServer serves this app
 
         # -- services ---------------------------------------------------------------
-        self.redactor = Redactor(
-            known_secrets(
-                self.credentials.file_secrets(),
-                environ,
-                [*CREDENTIAL_ENV_VARS.values(), "GOOGLE_API_KEY"],
-                self.hook_auth.token,
-            )
-        )
+        self.redactor = app_redactor(self.credentials, environ, self.hook_auth.token)
         self.session_log = SessionLog(self.paths.log_dir, self.redactor)
         self.journal = EventJournal()
         self.perf = PerformanceMonitor()
@@ -186,8 +169,6 @@ class AppController:
         self._project_hooks: list[Callable[[], None]] = []
         self._backend = backend
         self.memory: Any = None  # a memory.bindings.MemoryBinding once the memory feature registered
-        from manual_slop.bindings import register_all
-
         register_all(self)
         problems += self.context.load()
         if self.memory is not None:  # turns stored after the last save go back into the discussions
@@ -581,16 +562,7 @@ class AppController:
         """The one path policy for reads on the model's behalf (tools, context, refresh, MMA):
         ``base_dir`` and the ``tracked`` globs allowed; the app's config, credentials, history,
         session logs and Hook API token folder refused (any thread)."""
-        paths = self.paths
-        return PathPolicy.for_project(
-            base_dir,
-            tracked,
-            exclude,
-            log_dir=paths.log_dir,
-            protected_files=[paths.config_file, paths.credentials_file, paths.history_file],
-            write_protected=[paths.project_file],
-            private_dirs=[(runtime_dir(), "the Hook API's token folder")],
-        )
+        return project_path_policy(self.paths, base_dir, tracked, exclude)
 
     @property
     def backend(self) -> ChatBackend | None:

@@ -19,23 +19,28 @@ goes into the discussion marked as cut. Shutdown cancels every request still run
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any, Protocol
 
 from manual_slop.automation import FeatureUnavailable
 from manual_slop.cancel import CancelToken, RequestCancelled
 from manual_slop.events import UserRequestEvent
 from manual_slop.memory.conversations import discussion_id
 from manual_slop.memory.index_engine import IndexEngine
+from manual_slop.tools.approval import ToolHost, build_execution_context
 
 if TYPE_CHECKING:
     from manual_slop.ai.windows import RequestBudget
-    from manual_slop.controller import AppController
+    from manual_slop.context.service import ContextService
+    from manual_slop.events import AsyncEventQueue
+    from manual_slop.requests import RequestBoard
 
-__all__ = ["CUT_MARK", "FALLBACK_MARK", "RequestFlow"]
+__all__ = ["CUT_MARK", "FALLBACK_MARK", "ChatBackend", "RequestFlow", "RequestHost"]
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +48,50 @@ CUT_MARK = "[cut: {reason}]"  # ends the text of an answer that was stopped
 FALLBACK_MARK = "[answered by {provider} / {model}: {fallback}]"  # starts an answer from a fallback
 
 
+class ChatBackend(Protocol):
+    """What the controller needs from the AI client (``manual_slop.ai``). Declared here, where
+    sends use it, so the bindings need not import the controller; the controller re-exports it."""
+
+    def apply_settings(self, settings: Mapping[str, Any]) -> None: ...
+
+    def send(self, md_content: str, user_message: str, **kwargs: Any) -> str: ...
+
+    def reset_session(self) -> None: ...
+
+
+class RequestHost(ToolHost, Protocol):
+    """What Gen + Send needs from the app (the controller); a send's tools context included."""
+
+    context: ContextService
+    requests: RequestBoard
+    event_queue: AsyncEventQueue
+
+    @property
+    def backend(self) -> ChatBackend | None: ...
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop: ...
+
+    @property
+    def executor(self) -> Executor: ...
+
+    def ai_settings(self) -> dict[str, Any]: ...
+
+    def discussion_text(self) -> str: ...
+
+    def set_ai_status(self, status: str) -> None: ...
+
+    def update_request(self, request_id: str, **changes: Any) -> None: ...
+
+    def post_gui_task(self, task: dict[str, Any]) -> str | None: ...
+
+    def publish(self, event_type: str, payload: Mapping[str, Any] | None = None) -> int: ...
+
+
 class RequestFlow:
     """The controller's Gen + Send requests: submit, run, cancel."""
 
-    def __init__(self, ctrl: AppController) -> None:
+    def __init__(self, ctrl: RequestHost) -> None:
         self._ctrl = ctrl
 
     # -- main thread -----------------------------------------------------------------------
@@ -238,8 +283,6 @@ class RequestFlow:
 
     def _send_extras(self, event: UserRequestEvent, token: CancelToken) -> dict[str, Any]:
         """Tools context (approvals through the clutch), streaming into the response view, the token."""
-        from manual_slop.tools.approval import build_execution_context
-
         ctrl = self._ctrl
         context = build_execution_context(ctrl, cancel=token)  # reads the project through call_on_main
         seq = itertools.count()

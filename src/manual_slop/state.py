@@ -124,6 +124,13 @@ class AppState:
     mma_settings: dict[str, Any] = field(default_factory=dict)  # the project's [mma] table
     memory_settings: dict[str, Any] = field(default_factory=dict)  # "memory.x" / "rag.y" -> value
     rag_status: dict[str, Any] = field(default_factory=dict)  # the index job (memory.bindings)
+    # the Memory panel (memory.views): a search over index, conversations and notes; the lists
+    memory_query: str = ""
+    memory_results: list[dict[str, Any]] = field(default_factory=list)
+    memory_search_status: str = "idle"
+    memory_notes: list[dict[str, Any]] = field(default_factory=list)
+    memory_profile_lines: list[dict[str, Any]] = field(default_factory=list)
+    file_view: dict[str, Any] = field(default_factory=dict)  # the File View panel (file_view)
     # logs and telemetry
     comms_log: list[dict[str, Any]] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)

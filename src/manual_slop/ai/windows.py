@@ -17,15 +17,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from manual_slop.ai.providers.base import Provider
+from typing import Protocol
 
 __all__ = [
     "CONTEXT_WINDOWS",
     "SAFETY_MARGIN",
     "RequestBudget",
+    "SizedModel",
     "budget_for",
     "shrink_markdown",
     "table_window",
@@ -56,6 +54,25 @@ def table_window(provider: str, model: str) -> int:
     return best
 
 
+class SizedModel(Protocol):
+    """What a budget needs from a provider (:class:`~manual_slop.ai.providers.base.Provider`
+    has it; the providers import this module for :func:`table_window`, so not the reverse)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def exact_count(self) -> bool: ...  # True: count_tokens is the model's own tokenizer
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def answer_tokens(self) -> int: ...
+
+    def context_window(self) -> int: ...
+
+    def answering_model(self) -> str: ...
+
+
 @dataclass(frozen=True, slots=True)
 class RequestBudget:
     """The room a request's context has on the model that will answer it."""
@@ -77,7 +94,7 @@ class RequestBudget:
 
 
 def budget_for(
-    provider: Provider, *, instructions: str, tools: str, message: str, history: str
+    provider: SizedModel, *, instructions: str, tools: str, message: str, history: str
 ) -> RequestBudget:
     """The room the context has on ``provider`` for a request made of ``instructions``, the
     tool declarations as the model reads them (``tools``), the first ``message`` and the
@@ -118,9 +135,10 @@ def shrink_markdown(markdown: str, budget: RequestBudget, rounds: int = 3) -> tu
         starts = [m.start() for m in _BLOCK.finditer(markdown)]
         if not starts:
             break
-        head, blocks = markdown[: starts[0]], [
-            markdown[a:b] for a, b in zip(starts, [*starts[1:], len(markdown)], strict=True)
-        ]
+        head, blocks = (
+            markdown[: starts[0]],
+            [markdown[a:b] for a, b in zip(starts, [*starts[1:], len(markdown)], strict=True)],
+        )
         chars_per_token = len(markdown) / max(tokens, 1)
         excess = (tokens - room) * chars_per_token * 1.05
         for index in sorted(range(len(blocks)), key=lambda i: -len(blocks[i])):

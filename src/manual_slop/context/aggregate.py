@@ -57,7 +57,7 @@ from manual_slop.context.items import (
 from manual_slop.context.views import Summarizer, render_block
 
 if TYPE_CHECKING:
-    from manual_slop.context.fit import FitReport
+    from manual_slop.context.fit_report import FitReport
     from manual_slop.context.refresh import ContextRefresher
     from manual_slop.tools.security import PathPolicy
 

@@ -13,12 +13,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from manual_slop.automation import ActionCall, InvalidValue, attr_getter, attr_setter
+from manual_slop.automation import (
+    ActionCall,
+    InvalidValue,
+    ParamSpec,
+    attr_getter,
+    attr_setter,
+    check_params,
+    params_doc,
+)
 from manual_slop.config import CONTEXT_STRATEGIES
 from manual_slop.context.aggregate import MIN_TOKEN_BUDGET
 from manual_slop.context.errors import ContextError
 from manual_slop.context.items import ViewMode
-from manual_slop.schema import Field, FieldError
+from manual_slop.schema import Field
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
@@ -36,7 +44,7 @@ _NAME = Field(
 )
 
 # Keys each table-taking action accepts: key -> (field, required)
-ACTION_PARAMS: dict[str, dict[str, tuple[Field, bool]]] = {
+ACTION_PARAMS: dict[str, ParamSpec] = {
     "btn_set_view_mode": {
         "path": (Field(str, "", "file path as listed in context_files"), True),
         "mode": (Field(str, "full", "view mode", choices=tuple(m.value for m in ViewMode)), True),
@@ -84,27 +92,11 @@ ACTION_PARAMS: dict[str, dict[str, tuple[Field, bool]]] = {
 
 
 def _params(action: str, data: Any) -> dict[str, Any]:
-    spec = ACTION_PARAMS[action]
-    data = {} if data is None else data
-    unknown = sorted(set(data) - set(spec))
-    if unknown:
-        raise InvalidValue(f"{action}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(spec)}")
-    out: dict[str, Any] = {}
-    for key, (field, required) in spec.items():
-        if key not in data:
-            if required:
-                raise InvalidValue(f"{action}: user_data needs {key!r} ({field.doc})")
-            continue
-        try:
-            out[key] = field.check(f"{action}.{key}", data[key])
-        except FieldError as exc:
-            raise InvalidValue(str(exc)) from exc
-    return out
+    return check_params(action, ACTION_PARAMS[action], data)
 
 
 def _table_doc(action: str, what: str) -> str:
-    keys = ", ".join(f"{k}{'' if req else '?'}" for k, (_, req) in ACTION_PARAMS[action].items())
-    return f"{what} (user_data: {{{keys}}})"
+    return params_doc(ACTION_PARAMS[action], what)
 
 
 def _guard(handler: Callable[[Any], Any]) -> Callable[[Any], None]:

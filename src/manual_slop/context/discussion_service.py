@@ -15,27 +15,59 @@ subclasses whose message names the problem.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
-from manual_slop.context import discussions as ops
+# the module itself, not through the package: the package's face imports this module
+import manual_slop.context.discussions as ops
 from manual_slop.context.errors import DiscussionError, UnknownDiscussion
 from manual_slop.context.gitstamp import read_head
-from manual_slop.context.jobs import run_job
-from manual_slop.context.subagent import compress_discussion
+from manual_slop.context.jobs import JobHost, run_job
+from manual_slop.context.subagent import TextBackend, compress_discussion
 
 if TYPE_CHECKING:
-    from manual_slop.context.service import ContextService
-    from manual_slop.controller import AppController
+    from manual_slop.redaction import Redactor
+    from manual_slop.session_log import SessionLog
     from manual_slop.state import AppState
 
-__all__ = ["DiscussionService"]
+__all__ = ["DiscussionHost", "DiscussionService", "UndoableEdits"]
+
+
+class DiscussionHost(JobHost, Protocol):
+    """What discussion operations need from the app (the controller)."""
+
+    state: AppState
+    redactor: Redactor  # no known secret is written to a discussion
+    session_log: SessionLog  # Update Commit's git call is logged
+
+    @property
+    def backend(self) -> TextBackend | None: ...
+
+    def base_dir(self) -> Path: ...
+
+    def ai_settings(self) -> dict[str, Any]: ...
+
+    def add_comms_entry(self, entry: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    def notify(self, level: str, message: str) -> None: ...
+
+    def publish(self, event_type: str, payload: Mapping[str, Any] | None = None) -> int: ...
+
+
+class UndoableEdits(Protocol):
+    """How every operation records itself for undo (:meth:`.service.ContextService.edit`)."""
+
+    def edit(
+        self, label: str, discussions: Iterable[str] = (), attrs: Iterable[str] = ()
+    ) -> AbstractContextManager[None]: ...
 
 
 class DiscussionService:
     """Discussions, entries, takes, commit stamps and compression (main thread)."""
 
-    def __init__(self, ctrl: AppController, context: ContextService) -> None:
+    def __init__(self, ctrl: DiscussionHost, context: UndoableEdits) -> None:
         self._ctrl = ctrl
         self._context = context
         self._compressing: dict[str, list[dict[str, Any]]] = {}  # name -> the entries being summarized

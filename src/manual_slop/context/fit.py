@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from manual_slop.context.aggregate import MIN_TOKEN_BUDGET, CompiledContext, ContextRequest, Strategy
 from manual_slop.context.errors import ContextTooLarge
+from manual_slop.context.fit_report import WHY_FIT, FitReport
 from manual_slop.context.items import MAX_FILE_BYTES, FileKind, estimate_tokens
 
 if TYPE_CHECKING:
@@ -39,53 +39,12 @@ MAX_ROUNDS = 4
 BYTES_PER_TOKEN = 16  # four times the densest text: a file above this cannot fit in any view worth it
 READ_FLOOR_BYTES = 1024 * 1024  # files up to this are always read (their outline may fit)
 MIN_ROOM = 64  # tokens: less room than this for the context is no room at all
-WHY_FIT = "to fit the window"
 _WHY = {"budget": WHY_FIT, "auto": "over full_threshold (auto)", "summarize": "summarize strategy"}
 
 
 def read_limit(room_tokens: int) -> int:
     """The largest file read for a context of ``room_tokens`` tokens."""
     return max(READ_FLOOR_BYTES, min(MAX_FILE_BYTES, room_tokens * BYTES_PER_TOKEN))
-
-
-@dataclass(slots=True)
-class FitReport:
-    """How a context was fitted to the window of the model that answers."""
-
-    provider: str
-    model: str
-    window: int
-    reserved: int  # tokens of the rest of the request (the answer's room included)
-    available: int  # room for the context
-    tokens: int  # the context as sent, counted on the model
-    exact: bool  # counted with the model's own tokenizer
-    rounds: int  # compiles it took
-    degraded: list[dict[str, str]] = field(default_factory=list)  # {path, mode, effective_mode, why}
-    dropped: list[dict[str, str]] = field(default_factory=list)  # {path, reason}
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @property
-    def gave_way(self) -> list[dict[str, str]]:
-        """Files shortened to fit the window (not those the strategy shortens anyway)."""
-        return [d for d in self.degraded if d["why"] == WHY_FIT]
-
-    def headline(self) -> str:
-        """One line for a notification: what had to give way, and for which model."""
-        parts = []
-        if self.gave_way:
-            parts.append(f"{len(self.gave_way)} file(s) shortened")
-        if self.dropped:
-            parts.append(f"{len(self.dropped)} left out")
-        what = " and ".join(parts) or "nothing changed"
-        listed = [*self.dropped, *self.gave_way]
-        names = ", ".join(d["path"] for d in listed[:4])
-        more = "…" if len(listed) > 4 else ""
-        return (
-            f"context: {what} to fit {self.model} ({self.window:,} tokens; "
-            f"{self.tokens:,} of {self.available:,} used): {names}{more}"
-        )
 
 
 def fit_context(

@@ -10,21 +10,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from concurrent.futures import Future
+from typing import Any, Protocol
 
 from manual_slop.context.errors import ContextError
 
-if TYPE_CHECKING:
-    from manual_slop.controller import AppController
-
-__all__ = ["run_job"]
+__all__ = ["JobHost", "run_job"]
 
 log = logging.getLogger(__name__)
 
 
-def run_job(
-    ctrl: AppController, action: str | None, work: Callable[[], dict[str, Any]], **fields: Any
-) -> bool:
+class JobHost(Protocol):
+    """What a job needs from the app (the controller): a daemon thread, the main thread's queue."""
+
+    def run_in_background(self, fn: Callable[[], Any]) -> Future[Any] | None: ...
+
+    def post_gui_task(self, task: dict[str, Any]) -> str | None: ...
+
+
+def run_job(ctrl: JobHost, action: str | None, work: Callable[[], dict[str, Any]], **fields: Any) -> bool:
     """Start ``work`` off the main thread; False when the app is shutting down.
 
     With ``action=None`` nothing is posted on success (the work posts what it needs)

@@ -24,9 +24,10 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from manual_slop.context import presets as preset_ops
+# the module itself, not through the package: the package's face imports this module
+import manual_slop.context.presets as preset_ops
 from manual_slop.context.aggregate import (
     CompiledContext,
     ContextRequest,
@@ -35,7 +36,7 @@ from manual_slop.context.aggregate import (
     compile_masks,
     write_md_only,
 )
-from manual_slop.context.discussion_service import DiscussionService
+from manual_slop.context.discussion_service import DiscussionHost, DiscussionService
 from manual_slop.context.discussions import format_history
 from manual_slop.context.errors import ContextError, ViewError
 from manual_slop.context.file_cache import FileCache
@@ -50,10 +51,11 @@ from manual_slop.schema import Problem
 
 if TYPE_CHECKING:
     from manual_slop.ai.windows import RequestBudget
-    from manual_slop.controller import AppController
+    from manual_slop.config import AppPaths
     from manual_slop.state import AppState
+    from manual_slop.tools.security import PathPolicy
 
-__all__ = ["FILE_SET_ATTRS", "ContextService"]
+__all__ = ["FILE_SET_ATTRS", "ContextHost", "ContextService"]
 
 # the state attributes that make up "the context" for undo and presets
 FILE_SET_ATTRS = ("project_files", "files_exclude", "screenshots", "file_views")
@@ -67,10 +69,19 @@ def _copy_view(view: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+class ContextHost(DiscussionHost, Protocol):
+    """What the context service needs from the app (the controller), its discussions' needs included."""
+
+    @property
+    def paths(self) -> AppPaths: ...
+
+    def path_policy(self, base_dir: Path) -> PathPolicy: ...
+
+
 class ContextService:
     """Aggregation, per-file views, presets, undo/redo and the discussion operations."""
 
-    def __init__(self, ctrl: AppController) -> None:
+    def __init__(self, ctrl: ContextHost) -> None:
         self._ctrl = ctrl
         self.cache = FileCache()
         self.recorder = EditRecorder(ctrl.state)

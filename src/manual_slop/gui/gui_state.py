@@ -76,6 +76,7 @@ class GuiState:
     dag_fit: bool = True  # zoom to fit at the next frame
     base_dir_cache: tuple[Any, str] = ((), "")  # (project file, base dir) -> resolved path
     context_text: LongText = field(default_factory=LongText)  # lines of the context preview
+    file_view_text: LongText = field(default_factory=LongText)  # lines of the File View's file
     tier_texts: dict[str, LongText] = field(default_factory=dict)
     tier_index: dict[str, list[int]] = field(default_factory=dict)  # tier -> comms indices
     tier_seen: tuple[Any, int] = (None, 0)  # (first seq, entries indexed) of the comms log

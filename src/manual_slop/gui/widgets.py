@@ -24,6 +24,7 @@ __all__ = [
     "status_color",
     "text_colored",
     "text_elided",
+    "text_entry",
     "text_wrapped_colored",
 ]
 
@@ -121,6 +122,24 @@ def text_elided(
 def clip_tooltip(text: str, limit: int = 4000) -> str:
     """``text`` cut to ``limit`` characters (with "…"), so a huge value keeps its tooltip small."""
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def text_entry(
+    buffers: dict[str, str],
+    key: str,
+    hint: str,
+    label: str,
+    submit: Callable[[str], bool],
+    *,
+    width: float = -60.0,
+) -> None:
+    """A one-line input with a button beside it: the button hands the stripped text to
+    ``submit`` when it is not blank, and the input empties when ``submit`` accepts it."""
+    imgui.set_next_item_width(width)
+    _, buffers[key] = imgui.input_text_with_hint(f"##{key}", hint, buffers.get(key, ""))
+    imgui.same_line()
+    if imgui.button(label) and buffers[key].strip() and submit(buffers[key].strip()):
+        buffers[key] = ""
 
 
 def button(label: str, enabled: bool = True, why_not: str = "") -> bool:

@@ -31,12 +31,12 @@ from manual_slop.hooks.errors import (
 from manual_slop.hooks.guard import is_loopback
 
 if TYPE_CHECKING:
-    from manual_slop.hooks.client import ApiHookClient
+    from manual_slop.hooks.api_client import ApiHookClient
     from manual_slop.hooks.server import HookServer
 
 # Imported on first use: ``python -m manual_slop.hooks.client`` must not find the client
 # module already imported by its package, and a client should not pay for the server.
-_LAZY = {"ApiHookClient": "client", "HookServer": "server"}
+_LAZY = {"ApiHookClient": "api_client", "HookServer": "server"}
 
 __all__ = [
     "ApiHookClient",

@@ -25,7 +25,7 @@ from enum import IntEnum
 from typing import Any
 from urllib.parse import quote
 
-from manual_slop.hooks.client import ApiHookClient
+from manual_slop.hooks.api_client import ApiHookClient
 from manual_slop.hooks.errors import HookApiError, HookError, HookTaskFailed
 from manual_slop.hooks.schemas import EVENT_TYPES, json_type
 

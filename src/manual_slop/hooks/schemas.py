@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from manual_slop.hooks import memory_schemas
+# the module itself, not through the package: the package's face imports the client and server
+import manual_slop.hooks.memory_schemas as memory_schemas
 from manual_slop.hooks.errors import ErrorCode
 
 __all__ = [

@@ -19,6 +19,7 @@ from manual_slop.automation import ActionCall, InvalidValue
 from manual_slop.config import PROJECT_SCHEMA
 from manual_slop.memory.conversations import discussion_id, said_turns
 from manual_slop.memory.service import MemoryService, MemorySettings
+from manual_slop.memory.views import MemoryViews, register_views
 from manual_slop.tools.security import expand_tracked
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ class MemoryBinding:
         self._job: threading.Thread | None = None
         self._cancel = threading.Event()
         self._status: dict[str, Any] = idle_status()
+        self.views = MemoryViews(ctrl, lambda: self.service, self.settings)
 
     # -- lifetime -------------------------------------------------------------------------------
     def open(self) -> None:
@@ -55,6 +57,10 @@ class MemoryBinding:
                 "the memory store could not be read; it was moved aside to "
                 f"{self.service.store.recovered_from} and a new one started",
             )
+        self.views.attach(self.service)
+        with self._job_lock:
+            self._status = idle_status()
+        ctrl.state.rag_status = {}  # unknown until read (btn_rag_status) or built
         backend = ctrl.backend
         if backend is not None and hasattr(backend, "conversations"):
             backend.conversations = self.service.conversations  # type: ignore[attr-defined]
@@ -160,6 +166,30 @@ class MemoryBinding:
         self._post()
         return job_id
 
+    def refresh_status(self) -> None:
+        """Main thread: read the index's size in the background into ``state.rag_status``
+        (opening the index loads chromadb, so it is not done at start)."""
+        service, state = self.service, self.ctrl.state
+        if service is None:  # said in the status, not raised: the panel asks every frame
+            state.rag_status = {**idle_status(), "state": "error", "error": "no project memory is open"}
+            return
+        with self._job_lock:
+            if self._job is not None and self._job.is_alive():
+                return
+        state.rag_status = {**self.status(), "reading": True}
+
+        def read() -> dict[str, Any]:
+            counts = service.index.status()
+            with self._job_lock:
+                self._status.update(files=int(counts.get("files", 0)), chunks=int(counts.get("chunks", 0)))
+            return self.status()
+
+        def done(status: dict[str, Any]) -> None:
+            if self.service is service:
+                state.rag_status = status
+
+        self.ctrl.run_in_background(read, done)
+
     def cancel_index(self) -> bool:
         with self._job_lock:
             running = self._job is not None and self._job.is_alive()
@@ -229,6 +259,7 @@ def register(ctrl: AppController) -> None:
     binding = MemoryBinding(ctrl)
     ctrl.memory = binding
     state = ctrl.state
+    register_views(binding.views)
     binding.open()
 
     def reopen() -> None:
@@ -257,6 +288,11 @@ def register(ctrl: AppController) -> None:
 
     ctrl.actions.register("btn_rag_index", index, "Build or update the project index of the tracked files")
     ctrl.actions.register("btn_rag_cancel", cancel, "Cancel the running index job")
+    ctrl.actions.register(
+        "btn_rag_status",
+        lambda call: binding.refresh_status(),
+        "Read the index's size (files, chunks) into rag_status in the background",
+    )
 
 
 def _getter(state: Any, key: str) -> Any:

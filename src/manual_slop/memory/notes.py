@@ -81,6 +81,7 @@ class Notes:
             " VALUES (?, ?, ?, ?, ?, ?)",
             (content, category, agent, conversation, now, now),
         )
+        self._store.changed("notes")
         return Note(int(cursor.lastrowid or 0), content, category, agent, conversation, now, now)
 
     def edit(self, note_id: int, content: str | None = None, category: str | None = None) -> Note:
@@ -93,12 +94,14 @@ class Notes:
             (content, category, now, note_id),
         )
         self._store.forget_vectors("note", note.id)  # its text changed: embed it again
+        self._store.changed("notes")
         return Note(note.id, content, category, note.agent, note.conversation, note.ts, now)
 
     def delete(self, note_id: int) -> None:
         if self._store.execute("DELETE FROM notes WHERE id = ?", (int(note_id),)).rowcount == 0:
             raise KeyError(f"no note {note_id}")
         self._store.forget_vectors("note", int(note_id))
+        self._store.changed("notes")
 
     def get(self, note_id: int) -> Note:
         row = self._store.execute(f"SELECT {_COLUMNS} FROM notes WHERE id = ?", (int(note_id),)).fetchone()

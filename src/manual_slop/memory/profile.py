@@ -96,6 +96,7 @@ class Profile:
         cursor = self._store.execute(
             "INSERT INTO profile (content, source, ts) VALUES (?, ?, ?)", (content, source, now)
         )
+        self._store.changed("profile")
         return ProfileLine(int(cursor.lastrowid or 0), content, source, now)
 
     def replace(self, contents: list[str]) -> list[ProfileLine]:
@@ -106,6 +107,7 @@ class Profile:
         self._store.execute("DELETE FROM profile")
         for content in checked:
             self.add(content, "user")
+        self._store.changed("profile")
         return self.lines()
 
     def edit(self, line_id: int, content: str) -> ProfileLine:
@@ -117,8 +119,10 @@ class Profile:
             == 0
         ):
             raise KeyError(f"no profile line {line_id}")
+        self._store.changed("profile")
         return next(line for line in self.lines() if line.id == int(line_id))
 
     def delete(self, line_id: int) -> None:
         if self._store.execute("DELETE FROM profile WHERE id = ?", (int(line_id),)).rowcount == 0:
             raise KeyError(f"no profile line {line_id}")
+        self._store.changed("profile")

@@ -21,6 +21,7 @@ import numpy as np
 from manual_slop.memory.conversations import StoredConversations
 from manual_slop.memory.notes import Note, Notes
 from manual_slop.memory.profile import LEARN_PROMPT, Profile, parse_learned
+from manual_slop.memory.recall import MAX_LIMIT as RECALL_MAX_LIMIT
 from manual_slop.memory.recall import Recall, Scorer
 from manual_slop.memory.store import CACHE_DIR_NAME, EventStore, memory_file_for
 
@@ -29,6 +30,8 @@ __all__ = ["MemoryService", "MemorySettings", "index_dir_for"]
 log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 4
+# the panel's search hides passages this far from the query (a close match scores 0.5-0.8)
+SEARCH_MIN_PASSAGE_SCORE = 0.15
 
 
 def index_dir_for(project_file: Path) -> Path:
@@ -186,6 +189,47 @@ class MemoryService:
             return [float(np.frombuffer(cached[n.id], dtype=np.float32) @ query) for n in notes]
         words = set(_words(message))
         return [len(words & set(_words(n.content))) / max(1, len(set(_words(n.content)))) for n in notes]
+
+    # -- search (the Memory panel, ``sloppy search``) -----------------------------------------------
+    def search(
+        self, query: str, *, top_k: int = 5, relevance_threshold: float = 0.35
+    ) -> list[dict[str, Any]]:
+        """Index passages for ``query`` (kind ``file``, those scoring under
+        :data:`SEARCH_MIN_PASSAGE_SCORE` left out), then :meth:`search_memory`'s results; each
+        a dict with ``kind``, ``source``, ``text`` and ``score``, best first within its kind."""
+        if not query.strip():
+            raise ValueError("type something to search for")
+        results: list[dict[str, Any]] = []
+        if int(self.index.status().get("chunks", 0)):
+            for p in self.index.query(query, top_k=top_k):
+                if p.score >= SEARCH_MIN_PASSAGE_SCORE:
+                    results.append(
+                        {"kind": "file", "source": p.source, "start_line": p.start_line,
+                         "end_line": p.end_line, "text": p.text, "score": float(p.score)}
+                    )  # fmt: skip
+        return results + self.search_memory(query, top_k=top_k, relevance_threshold=relevance_threshold)
+
+    def search_memory(
+        self, query: str, *, top_k: int = 5, relevance_threshold: float = 0.35
+    ) -> list[dict[str, Any]]:
+        """Recalled events of every stored conversation (kind ``conversation``, as the
+        ``recall`` tool finds them), then the notes scoring at least ``relevance_threshold``
+        (kind ``note``, as a request selects them)."""
+        self.ensure_embedder()
+        results: list[dict[str, Any]] = [
+            {"kind": "conversation", "source": hit.conversation, "role": hit.role, "text": hit.content,
+             "ts": hit.ts, "score": float(hit.score)}
+            for hit in self.recall.search(query, limit=min(top_k, RECALL_MAX_LIMIT))
+        ]  # fmt: skip
+        notes = self.notes.all()
+        scored = sorted(zip(self.note_relevance(query, notes), notes, strict=True), key=lambda p: -p[0])
+        results += [
+            {"kind": "note", "source": note.category, "id": note.id, "text": note.content, "ts": note.ts,
+             "score": float(score)}
+            for score, note in scored[:top_k]
+            if score >= relevance_threshold
+        ]  # fmt: skip
+        return results
 
     # -- the passive profile ------------------------------------------------------------------------
     def learn_profile(

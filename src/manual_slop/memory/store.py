@@ -158,6 +158,8 @@ class EventStore:
         self.redact: Callable[[str], str] = redact or (lambda text: text)
         self._lock = threading.RLock()
         self.recovered_from: Path | None = None
+        # told "notes" or "profile" after the user-visible tables change (from any thread)
+        self.on_change: Callable[[str], None] | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = self._open()
@@ -202,6 +204,15 @@ class EventStore:
 
     def now(self) -> float:
         return self._clock()
+
+    def changed(self, table: str) -> None:
+        """Tell the listener (the GUI's lists) that ``table`` changed; never raises into a write."""
+        listener = self.on_change
+        if listener is not None:
+            try:
+                listener(table)
+            except Exception:
+                log.exception("memory: a change listener failed")
 
     # -- conversations -------------------------------------------------------------------------
     def ensure_conversation(

@@ -34,15 +34,18 @@ def default_services(ctrl: AppController) -> MMAServices:
     read through the main-thread trampoline, then files are aggregated with the context
     service's AST cache.
     """
+    from manual_slop.ai.rag import inject_rag_context
     from manual_slop.context.aggregate import build_tier3_context
+    from manual_slop.memory.index_engine import IndexEngine
 
-    def views_snapshot() -> tuple[dict[str, Any], list[str]]:
-        state = ctrl.state
-        return copy.deepcopy(state.file_views), list(state.mask_patterns)
+    def snapshot() -> tuple[dict[str, Any], list[str], Any]:
+        state, memory = ctrl.state, ctrl.memory
+        settings = memory.settings() if memory is not None and memory.service is not None else None
+        return copy.deepcopy(state.file_views), list(state.mask_patterns), settings
 
     def context_builder(request: ContextRequest) -> str:
-        views, masks = ctrl.call_on_main(views_snapshot, timeout=5.0)
-        return build_tier3_context(
+        views, masks, memory_settings = ctrl.call_on_main(snapshot, timeout=5.0)
+        markdown = build_tier3_context(
             request.focus_files,
             request.base_dir,
             request.project_files,
@@ -52,6 +55,12 @@ def default_services(ctrl: AppController) -> MMAServices:
             cache=ctrl.context.cache,
             policy=ctrl.path_policy(Path(request.base_dir)),
         )
+        service = ctrl.memory.service if ctrl.memory is not None else None
+        if memory_settings is None or not memory_settings.rag_enabled or service is None or not request.query:
+            return markdown
+        # the index's passages closest to what the ticket asks for (its focus files are whole)
+        engine = IndexEngine(service, memory_settings.rag_top_k, skip=request.focus_files)
+        return inject_rag_context(markdown, request.query, engine)
 
     def settings() -> Any:
         return ctrl.call_on_main(ctrl.ai_settings, timeout=5.0)

@@ -110,6 +110,7 @@ class ContextRequest:
     base_dir: Path
     project_files: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    query: str = ""  # what the ticket asks for: the project index's passages are chosen by it
 
 
 ContextBuilder = Callable[[ContextRequest], str]

@@ -350,6 +350,7 @@ class ConductorEngine:
                 self.config.base_dir,
                 self.config.project_files,
                 self.config.exclude,
+                query=ticket.description,
             ),
             context_builder=self.context_builder,
             track_title=self.track.title,

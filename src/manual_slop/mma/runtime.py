@@ -310,16 +310,9 @@ class MMARuntime:
         conductor.start()
 
     def _path_policy(self) -> PathPolicy:
-        """The file tools' allowlist for this project (patches obey the same rules; main thread)."""
-        paths, state = self.ctrl.paths, self.ctrl.state
-        return PathPolicy.for_project(
-            self.ctrl.base_dir(),
-            state.project_files,
-            state.files_exclude,
-            log_dir=paths.log_dir,
-            protected_files=[paths.config_file, paths.credentials_file, paths.history_file],
-            write_protected=[paths.project_file],
-        )
+        """The app's one path policy for this project: file tools and patches (main thread)."""
+        state = self.ctrl.state
+        return self.ctrl.path_policy(self.ctrl.base_dir(), state.project_files, state.files_exclude)
 
     def pause(self) -> None:
         self._active("pause").pause()

@@ -1,7 +1,7 @@
 """The bridge between the tool registry and a running app: approvals and the execution context.
 
-:func:`build_execution_context` snapshots what the tools need from an
-:class:`~manual_slop.controller.AppController` — base dir, tracked files, shell settings —
+:func:`build_execution_context` snapshots what the tools need from the app (a
+:class:`ToolHost`: the controller) — base dir, tracked files, shell settings —
 on the main thread and rebuilds the path allowlist from it (layer 1 of the security
 model), so call it before each send. Its ``pre_tool_callback`` (:func:`make_pre_tool_callback`)
 turns every mutating call into an Execution Clutch dialog —
@@ -20,24 +20,62 @@ every decision, with the rule that matched, to ``audit.log``. Executed calls rea
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from manual_slop.cancel import CancelToken
-from manual_slop.dialogs import ConfirmDialog, Decider, PendingDialog, ToolApprovalDialog
+from manual_slop.dialogs import ConfirmDialog, Decider, Decision, PendingDialog, ToolApprovalDialog
 from manual_slop.tools.registry import ApprovalRequest, ApprovalResult, ExecutionContext, PreToolCallback
 
 if TYPE_CHECKING:
-    from manual_slop.controller import AppController
+    from manual_slop.redaction import Redactor
+    from manual_slop.session_log import SessionLog
+    from manual_slop.state import AppState
+    from manual_slop.tools.security import PathPolicy
 
-__all__ = ["SCRIPT_TOOLS", "ProjectSnapshot", "build_execution_context", "make_pre_tool_callback"]
+__all__ = [
+    "SCRIPT_TOOLS",
+    "Approver",
+    "ProjectSnapshot",
+    "ToolHost",
+    "build_execution_context",
+    "make_pre_tool_callback",
+]
 
 SCRIPT_TOOLS = frozenset({"run_shell", "run_powershell"})
 
 
+class Approver(Protocol):
+    """Who decides a mutating call: the app's Execution Clutch (the controller)."""
+
+    def request_approval(self, dialog: PendingDialog) -> Decision: ...
+
+
+class ToolHost(Approver, Protocol):
+    """What a send's execution context is built from (the controller)."""
+
+    state: AppState
+    session_log: SessionLog  # saves the scripts that ran
+    redactor: Redactor  # known secrets leave tool output
+    memory: Any  # the memory feature's binding (``memory.bindings``) once registered, else None
+
+    def base_dir(self) -> Path: ...
+
+    def on_main_thread(self) -> bool: ...
+
+    def call_on_main(self, fn: Callable[[], Any], timeout: float = 2.0) -> Any: ...
+
+    def path_policy(
+        self, base_dir: Path, tracked: Sequence[str] = (), exclude: Sequence[str] = ()
+    ) -> PathPolicy: ...
+
+    def add_tool_call(self, entry: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
 def make_pre_tool_callback(
-    ctrl: AppController, base_dir: Path, tier: str | None = None, cancel: CancelToken | None = None
+    ctrl: Approver, base_dir: Path, tier: str | None = None, cancel: CancelToken | None = None
 ) -> PreToolCallback:
     """The approval callback for calls made on behalf of ``ctrl`` (``tier`` labels the dialogs).
     When the request's ``cancel`` token fires, a dialog still waiting is rejected (decider
@@ -83,7 +121,7 @@ class ProjectSnapshot:
     shell_timeout_s: float
 
     @classmethod
-    def of(cls, ctrl: AppController) -> ProjectSnapshot:
+    def of(cls, ctrl: ToolHost) -> ProjectSnapshot:
         state = ctrl.state
         return cls(
             ctrl.base_dir(),
@@ -95,7 +133,7 @@ class ProjectSnapshot:
 
 
 def build_execution_context(
-    ctrl: AppController,
+    ctrl: ToolHost,
     *,
     tier: str | None = None,
     abort: threading.Event | None = None,

@@ -12,9 +12,9 @@ from manual_slop.tools.git import git_tools
 from manual_slop.tools.memory import memory_tools
 from manual_slop.tools.outline import outline_tools
 from manual_slop.tools.python_ast import python_tools
-from manual_slop.tools.registry import Tool
 from manual_slop.tools.shell import SHELL_TIMEOUT_S, shell_tools
 from manual_slop.tools.summary import summary_tools
+from manual_slop.tools.tool import Tool
 from manual_slop.tools.web import WebSettings, web_tools
 
 __all__ = ["builtin_tools"]

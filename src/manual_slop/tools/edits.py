@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from manual_slop.tools.errors import ToolInputError
-from manual_slop.tools.registry import Tool, ToolRun
 from manual_slop.tools.textio import TextFile, read_text, to_newline, unified_diff, write_text
+from manual_slop.tools.tool import Tool, ToolRun
 
 __all__ = ["EditPlan", "edit_tools", "plan_edit_file", "plan_set_file_slice", "plan_write_file"]
 

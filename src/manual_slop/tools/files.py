@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from manual_slop.tools.errors import AccessDenied, ToolInputError
-from manual_slop.tools.registry import Tool, ToolRun
 from manual_slop.tools.textio import is_binary, iter_lines, read_bytes, read_text
+from manual_slop.tools.tool import Tool, ToolRun
 
 __all__ = ["SKIPPED_DIRS", "file_tools", "walk_files"]
 

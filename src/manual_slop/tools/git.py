@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from manual_slop.tools.errors import ToolFailure, ToolInputError, ToolTimeout, ToolUnavailable
-from manual_slop.tools.registry import Tool, ToolRun
 from manual_slop.tools.shell import scrubbed_environment
+from manual_slop.tools.tool import Tool, ToolRun
 
 __all__ = ["git_tools"]
 

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from manual_slop.tools.errors import ToolInputError, ToolUnavailable
-from manual_slop.tools.registry import Tool, ToolRun
+from manual_slop.tools.tool import Tool, ToolRun
 
 __all__ = ["memory_tools"]
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from manual_slop.tools.errors import ToolInputError, ToolUnavailable
 from manual_slop.tools.python_ast import outline_lines
-from manual_slop.tools.registry import Tool, ToolRun
 from manual_slop.tools.textio import read_bytes
+from manual_slop.tools.tool import Tool, ToolRun
 
 __all__ = ["GRAMMARS", "LANGUAGE_BY_SUFFIX", "code_outline", "outline_tools"]
 

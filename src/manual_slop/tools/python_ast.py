@@ -21,8 +21,8 @@ from manual_slop.summarize import definition_header, first_line, python_outline_
 from manual_slop.tools.edits import EditPlan
 from manual_slop.tools.errors import ToolInputError
 from manual_slop.tools.files import walk_files
-from manual_slop.tools.registry import Tool, ToolRun
 from manual_slop.tools.textio import TextFile, read_text, to_newline, write_text
+from manual_slop.tools.tool import Tool, ToolRun
 
 __all__ = ["find_definition", "outline_lines", "python_tools"]
 

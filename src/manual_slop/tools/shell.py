@@ -35,7 +35,7 @@ from typing import Any
 from manual_slop.config import CREDENTIAL_ENV_VARS, SHELL_PROGRAMS
 from manual_slop.redaction import CREDENTIAL_NAME
 from manual_slop.tools.errors import ToolFailure, ToolInputError, ToolTimeout, ToolUnavailable
-from manual_slop.tools.registry import Tool, ToolRun
+from manual_slop.tools.tool import Tool, ToolRun
 
 __all__ = [
     "SHELL_PROGRAMS",

@@ -22,8 +22,8 @@ from typing import Any
 from manual_slop.summarize import summary_text, text_summary
 from manual_slop.tools.errors import ToolError
 from manual_slop.tools.outline import LANGUAGE_BY_SUFFIX, code_outline
-from manual_slop.tools.registry import Tool, ToolRun
 from manual_slop.tools.textio import read_text
+from manual_slop.tools.tool import Tool, ToolRun
 
 __all__ = ["summarize", "summary_tools"]
 

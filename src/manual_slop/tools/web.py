@@ -20,7 +20,7 @@ from typing import Any
 
 from manual_slop import __version__
 from manual_slop.tools.errors import AccessDenied, ToolFailure, ToolInputError, ToolTimeout
-from manual_slop.tools.registry import Tool, ToolRun
+from manual_slop.tools.tool import Tool, ToolRun
 
 __all__ = ["WebSettings", "html_to_text", "parse_search_results", "web_tools"]
 

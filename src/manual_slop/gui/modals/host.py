@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from imgui_bundle import ImVec2, imgui
 
-from manual_slop.gui.modals import bodies, mma_step
+# the modules themselves, not through the package: its __init__ imports this module
+import manual_slop.gui.modals.bodies as bodies
+import manual_slop.gui.modals.mma_step as mma_step
 from manual_slop.gui.widgets import COLORS
 
 if TYPE_CHECKING:

@@ -12,8 +12,10 @@ from manual_slop.gui.panels.comms_log import render_comms_log
 from manual_slop.gui.panels.context import render_context
 from manual_slop.gui.panels.diagnostics import render_diagnostics
 from manual_slop.gui.panels.discussion import render_discussion
+from manual_slop.gui.panels.file_view import render_file_view
 from manual_slop.gui.panels.files import render_files
 from manual_slop.gui.panels.logs import render_logs
+from manual_slop.gui.panels.memory import render_memory
 from manual_slop.gui.panels.message import render_message
 from manual_slop.gui.panels.mma_dashboard import render_mma_dashboard
 from manual_slop.gui.panels.projects import render_projects
@@ -53,4 +55,6 @@ PANELS: tuple[Panel, ...] = (
     Panel("Diagnostics", "diagnostics", render_diagnostics, "RightSpace"),
     Panel("Tier Streams", "tier_streams", render_tier_streams, "BottomSpace"),
     Panel("Logs", "logs", render_logs, "BottomSpace"),
+    Panel("Memory", "memory", render_memory, "MainDockSpace"),
+    Panel("File View", "file_view", render_file_view, "MainDockSpace"),
 )

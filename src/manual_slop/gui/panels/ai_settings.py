@@ -88,7 +88,7 @@ def _provider(ui: Ui, state: AppState) -> None:
 
 OFFLINE_NOTE = (
     "The offline model (SmolLM2-135M, 8,192 tokens) is for trying the app and small tasks without "
-    "a network: it answers short questions, calls a tool you name (\"use read_file on README.md\") and "
+    'a network: it answers short questions, calls a tool you name ("use read_file on README.md") and '
     "drafts plans. For real work use a model server or a hosted provider:"
 )
 HOSTED_NOTE = "or choose a hosted provider above and put its key in credentials.toml"

@@ -9,7 +9,7 @@ from imgui_bundle import ImVec2, imgui
 
 from manual_slop.gui.inputs import combo_field
 from manual_slop.gui.text_view import render_long_text
-from manual_slop.gui.widgets import COLORS, spinner_text
+from manual_slop.gui.widgets import COLORS, spinner_text, text_entry
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
@@ -96,15 +96,7 @@ def _presets(ui: Ui) -> None:
         imgui.same_line()
         imgui.text_unformatted(name)
         imgui.pop_id()
-    buffers = ui.gui.edit_buffers
-    imgui.set_next_item_width(-110)
-    _, buffers["preset_name"] = imgui.input_text_with_hint(
-        "##preset", "preset name", buffers.get("preset_name", "")
-    )
-    imgui.same_line()
-    if (
-        imgui.button("Save preset")
-        and buffers["preset_name"].strip()
-        and ui.act.click("btn_save_preset", buffers["preset_name"].strip())
-    ):
-        buffers["preset_name"] = ""
+    text_entry(
+        ui.gui.edit_buffers, "preset_name", "preset name", "Save preset",
+        lambda name: ui.act.click("btn_save_preset", name), width=-110,
+    )  # fmt: skip

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from imgui_bundle import imgui
 
-from manual_slop.gui.widgets import COLORS, clipped_rows, text_elided, text_wrapped_colored
+from manual_slop.gui.widgets import COLORS, clipped_rows, text_elided, text_entry, text_wrapped_colored
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
@@ -28,16 +28,7 @@ def _string_list(ui: Ui, title: str, field: str, key: str, hint: str) -> None:
         imgui.same_line()
         text_elided(item, keep_end=True)
         imgui.pop_id()
-    buffers = ui.gui.edit_buffers
-    imgui.set_next_item_width(-60)
-    _, buffers[key] = imgui.input_text_with_hint(f"##{key}", hint, buffers.get(key, ""))
-    imgui.same_line()
-    if (
-        imgui.button(f"Add##{key}")
-        and buffers[key].strip()
-        and ui.act.set(field, [*items, buffers[key].strip()])
-    ):
-        buffers[key] = ""
+    text_entry(ui.gui.edit_buffers, key, hint, f"Add##{key}", lambda text: ui.act.set(field, [*items, text]))
 
 
 def render_files(ui: Ui) -> None:

@@ -1,5 +1,8 @@
 """Command line: ``sloppy [--headless] [--config PATH] [--project PATH [--new]] [--hook-port N]
-[--enable-test-hooks] [--log-dir PATH] [--port-file PATH] [--token-file PATH]``.
+[--enable-test-hooks] [--log-dir PATH] [--port-file PATH] [--token-file PATH]``, or a command
+that works without the window: ``sloppy index [PATH ...] [--project PATH] [--config PATH]``,
+``sloppy search QUERY [--top-k N] [--json] [--memory] [--project PATH] [--config PATH]``
+(see :mod:`manual_slop.commands`; the command name comes first).
 
 Paths are checked before anything is read: a bad flag or an unusable path ends
 the program with one line on stderr and exit code 2. ``--config`` and ``--project`` take
@@ -31,25 +34,16 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from manual_slop import __version__
-from manual_slop.config import GLOBAL_SCHEMA, PROJECT_SCHEMA, TomlFile
-from manual_slop.schema import Schema
+from manual_slop.commands import COMMANDS, run_command
+from manual_slop.commands.args import PROG, ArgParser, RedactingFilter, UsageError, check_toml_file
+from manual_slop.commands.args import say as _say
+from manual_slop.config import GLOBAL_SCHEMA, PROJECT_SCHEMA
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
     from manual_slop.hooks.server import HookServer
 
 __all__ = ["UsageError", "build_parser", "display_available", "main"]
-
-PROG = "sloppy"
-
-
-class UsageError(Exception):
-    """Bad command-line input; reported in one line, exit code 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(message)
 
 
 def _port(text: str) -> int:
@@ -63,9 +57,11 @@ def _port(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    commands = "; ".join(f"{PROG} {c.name} ({c.summary})" for c in COMMANDS.values())
+    parser = ArgParser(
         prog=PROG,
         description="Manual Slop: an LLM workbench under human control.",
+        epilog=f"Commands that work without the window: {commands}. See {PROG} COMMAND --help.",
         allow_abbrev=False,
     )
     parser.add_argument("--headless", action="store_true", help="no window; the Hook API is the interface")
@@ -94,46 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _check_file(path: Path, flag: str, schema: Schema | None = None) -> Path:
-    """A .toml file we will read if it exists and write on exit: it or its folder must be
-    usable, and an existing one must not belong to another program (``schema``)."""
-    path = path.expanduser()
-    if path.suffix.lower() != ".toml" and not path.is_dir():
-        raise UsageError(
-            f"{flag} {path}: expected a .toml file, got {path.suffix or 'a name without extension'}; "
-            "the app neither reads nor changes it"
-        )
-    if path.exists() and schema is not None and not path.is_dir():
-        foreign = TomlFile(path, schema).foreign_tables()
-        if foreign:
-            raise UsageError(
-                f"{flag} {path}: not a Manual Slop file (it has [{'], ['.join(foreign[:4])}]); "
-                "the app neither reads nor changes it"
-            )
-    if path.exists():
-        if path.is_dir():
-            raise UsageError(f"{flag} {path}: is a directory, expected a TOML file")
-        try:
-            with path.open("rb"):
-                pass
-        except OSError as exc:
-            raise UsageError(f"{flag} {path}: cannot be read ({exc.strerror})") from None
-        return path
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"{flag} {path}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UsageError(f"{flag} {path}: folder {parent} is not writable, so the file cannot be created")
-    return path
-
-
 def _project_file(path: Path | None, new: bool) -> Path | None:
     """``--project``: an existing project, or (with ``--new``) a new one created now."""
     if path is None:
         if new:
             raise UsageError("--new needs --project PATH (the project file to create)")
         return None
-    checked = _check_file(path, "--project", PROJECT_SCHEMA)
+    checked = check_toml_file(path, "--project", PROJECT_SCHEMA)
     if new:
         if checked.exists():
             raise UsageError(f"--project {checked}: already exists; drop --new to open it")
@@ -180,31 +143,23 @@ def display_available(environ: dict[str, str] | None = None) -> bool:
     return True
 
 
-def _say(message: str) -> None:
-    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
-
-
-class _RedactingFilter(logging.Filter):
-    def __init__(self, redact: object) -> None:
-        super().__init__()
-        self._redact = redact
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = self._redact(record.getMessage())  # type: ignore[operator]
-        record.args = None
-        return True
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in COMMANDS:
+        return run_command(argv[0], argv[1:])
     try:
         args = build_parser().parse_args(argv)
-        config_file = _check_file(args.config or Path("config.toml"), "--config", GLOBAL_SCHEMA)
+        config_file = check_toml_file(args.config or Path("config.toml"), "--config", GLOBAL_SCHEMA)
         project_file = _project_file(args.project, args.new)
         log_dir = _check_log_dir(args.log_dir) if args.log_dir else None
         port_file = _check_output_file(args.port_file, "--port-file") if args.port_file else None
         token_file = _check_output_file(args.token_file, "--token-file") if args.token_file else None
     except UsageError as exc:
-        _say(f"error: {exc} (see --help)")
+        misplaced = next((a for a in argv if a in COMMANDS), None)
+        hint = f"; a command comes first: {PROG} {misplaced} ..." if misplaced else ""
+        if not hint and argv and not argv[0].startswith("-"):
+            hint = f"; {argv[0]!r} is not a command ({', '.join(COMMANDS)})"
+        _say(f"error: {exc}{hint} (see --help)")
         return 2
 
     headless = args.headless
@@ -240,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app_log_path.touch(mode=0o600)  # private, like the rest (never truncates)
     app_log = logging.FileHandler(app_log_path, encoding="utf-8")
     app_log.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s"))
-    redacting = _RedactingFilter(controller.redactor.redact)
+    redacting = RedactingFilter(controller.redactor.redact)
     app_log.addFilter(redacting)
     root = logging.getLogger()
     root.addHandler(app_log)

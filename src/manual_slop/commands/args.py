@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ from manual_slop.schema import Schema
 __all__ = ["PROG", "ArgParser", "RedactingFilter", "UsageError", "check_toml_file", "log_to_stderr", "say"]
 
 PROG = "sloppy"
+MAX_TOML_BYTES = 16_000_000  # far above any real settings file; /dev/zero is not one
 
 
 class UsageError(Exception):
@@ -38,12 +40,20 @@ def check_toml_file(path: Path, flag: str, schema: Schema | None = None) -> Path
             f"{flag} {path}: expected a .toml file, got {path.suffix or 'a name without extension'}; "
             "the app neither reads nor changes it"
         )
+    if path.exists() and not path.is_dir():
+        info = path.stat()  # (follows a symlink) a FIFO or a device would block or never end
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"{flag} {path}: not a regular file (a pipe, device or socket)")
+        if info.st_size > MAX_TOML_BYTES:
+            raise UsageError(
+                f"{flag} {path}: {info.st_size:,} bytes; a settings file is at most {MAX_TOML_BYTES:,}"
+            )
     if path.exists() and schema is not None and not path.is_dir():
         foreign = TomlFile(path, schema).foreign_tables()
         if foreign:
             raise UsageError(
                 f"{flag} {path}: not a Manual Slop file (it has [{'], ['.join(foreign[:4])}]); "
-                "the app neither reads nor changes it"
+                "the app leaves it as it is"
             )
     if path.exists():
         if path.is_dir():

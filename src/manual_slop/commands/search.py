@@ -83,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
     query = " ".join(args.query).strip()
     if not query:
         raise UsageError("QUERY: the query is empty")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the terminal's encoding could not decode
+        raise UsageError("QUERY: not valid UTF-8 text") from None
     if len(query) > MAX_QUERY_CHARS:
         raise UsageError(f"QUERY: at most {MAX_QUERY_CHARS:,} characters (got {len(query):,})")
     project = open_project(args.config, args.project)

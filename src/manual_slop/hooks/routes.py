@@ -194,6 +194,13 @@ class Router:
             raise BadRequest(f"the body is not valid JSON: {exc}") from None
         if not isinstance(body, dict):
             raise BadRequest(f"the body must be a JSON object, got {json_type(body)}")
+        try:  # "\\udfff" parses, but a lone surrogate is no text: it could never be written back
+            json.dumps(body, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise BadRequest(
+                "the body has a lone surrogate escape (\\ud800-\\udfff) in a string; strings must be "
+                "valid Unicode"
+            ) from None
         if route.request is None:
             return None
         validator = self._validator_for(route.request, body)

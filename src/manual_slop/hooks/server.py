@@ -289,8 +289,8 @@ class HookServer:
     def _reply(request: _Handler, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
         try:
             data = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
-        except (TypeError, ValueError):
-            data = json.dumps(json_snapshot(body), ensure_ascii=False, separators=(",", ":")).encode()
+        except (TypeError, ValueError):  # also a lone surrogate (UnicodeEncodeError): ASCII escapes it
+            data = json.dumps(json_snapshot(body), ensure_ascii=True, separators=(",", ":")).encode()
         request.send_response(status)
         request.send_header("Content-Type", "application/json; charset=utf-8")
         request.send_header("Content-Length", str(len(data)))
@@ -410,6 +410,7 @@ class _HttpServer(ThreadingHTTPServer):
 
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 128  # the default 5 resets connections when many clients arrive at once
 
     def __init__(self, address: tuple[str, int], hooks: HookServer, family: socket.AddressFamily) -> None:
         self.address_family = family

@@ -143,12 +143,18 @@ class MemoryBinding:
         policy = ctrl.path_policy(base, tracked, exclude)
         if paths is None:
             chosen = expand_tracked(base, tracked, exclude)
+        elif not paths:  # an empty run would empty the index
+            raise InvalidValue("paths is empty; send no paths to index the tracked files")
         else:
             chosen = []
             for path in paths:
                 allowed, why = policy.is_allowed(path if Path(path).is_absolute() else base / path)
                 if not allowed:
-                    raise InvalidValue(f"{path}: {why}")
+                    raise InvalidValue(f"{path[:200]}: {why}")
+                if not Path(why).is_file():  # a folder would index nothing and drop the rest
+                    raise InvalidValue(
+                        f"{path[:200]}: not a file; name files, or send no paths for the tracked ones"
+                    )
                 chosen.append(why)
         with self._job_lock:
             if self._job is not None and self._job.is_alive():

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ACTION_PARAMS", "MemoryViews", "register_views"]
 
-_ID = Field(int, 1, "its id (as listed)", minimum=1)
+_ID = Field(int, 1, "its id (as listed)", minimum=1, maximum=2**53)
 _NOTE_TEXT = Field(str, "", "the note's text")
 _CATEGORY = Field(str, "general", "its category (letters, digits, space, _, - and .)")
 _LINE = Field(str, "", "one statement of preference")

@@ -4,6 +4,7 @@ View reading only what the path policy allows, redacted."""
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -112,3 +113,41 @@ def test_the_file_view_reads_only_what_the_path_policy_allows_and_redacts(ctrl, 
     assert "line one" in view["text"] and "not-for-anyone-0001" not in view["text"]
     assert ctrl.state.tab_requests.get("panels") == "File View"
     assert ctrl.state.show_windows.get("File View") is True
+
+
+def test_the_file_view_asks_the_policy_about_the_file_it_opened(ctrl, app_dir: Path, tmp_path: Path) -> None:
+    """A folder swapped for a symlink after the check: the file opened is outside, and refused;
+    a pipe is refused without waiting for a writer."""
+    from manual_slop.file_view import read_for_view
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.txt").write_text("outside the project\n")
+    (app_dir / "sub").symlink_to(outside, target_is_directory=True)  # the state after the swap
+    policy = ctrl.path_policy(app_dir)
+    with pytest.raises(ValueError, match="outside the project"):
+        read_for_view(app_dir / "sub" / "x.txt", policy, str)
+    os.mkfifo(app_dir / "pipe.txt")
+    outcome: list[BaseException] = []
+
+    def read_pipe() -> None:
+        try:
+            read_for_view(app_dir / "pipe.txt", policy, str)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read_pipe)
+    reader.start()
+    reader.join(10)
+    assert not reader.is_alive(), "opening a pipe waited for a writer"
+    assert "not a regular file" in str(outcome[0])
+
+
+def test_an_index_run_is_refused_a_folder_or_nothing(ctrl, app_dir: Path) -> None:
+    (app_dir / "src").mkdir()
+    (app_dir / "src" / "a.py").write_text("def a():\n    return 1\n")
+    for paths, message in ((["src"], "not a file"), (["."], "not a file"), ([], "paths is empty")):
+        with pytest.raises(InvalidValue, match=message):
+            ctrl.memory.start_index(paths)
+    with pytest.raises(InvalidValue, match=r"btn_memory_note_delete\.id"):
+        ctrl.actions.invoke("btn_memory_note_delete", {"id": 2**63})

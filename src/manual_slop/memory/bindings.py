@@ -12,11 +12,12 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from manual_slop.automation import ActionCall, InvalidValue
-from manual_slop.config import PROJECT_SCHEMA
+from manual_slop.automation import ActionCall, AutomationError, InvalidValue
+from manual_slop.config import MEMORY_KEYS, PROJECT_SCHEMA
 from manual_slop.memory.conversations import discussion_id, said_turns
 from manual_slop.memory.service import MemoryService, MemorySettings
 from manual_slop.memory.views import MemoryViews, register_views
@@ -24,12 +25,17 @@ from manual_slop.tools.security import expand_tracked
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
+    from manual_slop.memory.index import IndexProgress
 
-__all__ = ["MemoryBinding", "register"]
+__all__ = ["IndexRunning", "MemoryBinding", "register"]
 
 log = logging.getLogger(__name__)
 
 PROGRESS_EVERY_S = 0.2  # at most this often a progress update goes to the main thread
+
+
+class IndexRunning(AutomationError):
+    """An index run was asked for while one is running (the Hook API answers 409)."""
 
 
 class MemoryBinding:
@@ -158,7 +164,7 @@ class MemoryBinding:
                 chosen.append(why)
         with self._job_lock:
             if self._job is not None and self._job.is_alive():
-                raise InvalidValue("the index is already being built; cancel it first")
+                raise IndexRunning("the index is already being built; cancel it first")
             job_id = uuid.uuid4().hex[:12]
             self._cancel = threading.Event()
             self._status = {**idle_status(), "state": "indexing", "job_id": job_id, "total": len(chosen)}
@@ -184,17 +190,19 @@ class MemoryBinding:
                 return
         state.rag_status = {**self.status(), "reading": True}
 
-        def read() -> dict[str, Any]:
-            counts = service.index.status()
-            with self._job_lock:
-                self._status.update(files=int(counts.get("files", 0)), chunks=int(counts.get("chunks", 0)))
-            return self.status()
-
         def done(status: dict[str, Any]) -> None:
             if self.service is service:
                 state.rag_status = status
 
-        self.ctrl.run_in_background(read, done)
+        self.ctrl.run_in_background(lambda: self.read_size(service), done)
+
+    def read_size(self, service: MemoryService) -> dict[str, Any]:
+        """Any thread: the index's files and chunks into the job status (this opens the index,
+        which loads chromadb); the status."""
+        counts = service.index.status()
+        with self._job_lock:
+            self._status.update(files=int(counts.get("files", 0)), chunks=int(counts.get("chunks", 0)))
+            return dict(self._status)
 
     def cancel_index(self) -> bool:
         with self._job_lock:
@@ -207,13 +215,13 @@ class MemoryBinding:
         service: MemoryService,
         paths: list[str],
         base: Path,
-        refuse: Any,
+        refuse: Callable[[str], str | None],
         cancel: threading.Event,
         job_id: str,
     ) -> None:
         last = 0.0
 
-        def progress(update: Any) -> None:
+        def progress(update: IndexProgress) -> None:
             nonlocal last
             with self._job_lock:
                 self._status.update(done=int(update.files_done), total=int(update.files_total))
@@ -225,15 +233,11 @@ class MemoryBinding:
             report = service.index.index(
                 paths, base_dir=base, progress=progress, cancel=cancel, refuse=refuse
             )
-            counts = service.index.status()
+            self.read_size(service)
             with self._job_lock:
                 self._status.update(
                     state="idle",
-                    files=int(counts.get("files", 0)),
-                    chunks=int(counts.get("chunks", 0)),
-                    done=self._status.get("total", 0)
-                    if not report.cancelled
-                    else self._status.get("done", 0),
+                    done=self._status.get("done" if report.cancelled else "total", 0),
                     cancelled=bool(report.cancelled),
                     error=None,
                 )
@@ -280,11 +284,10 @@ def register(ctrl: AppController) -> None:
 
     ctrl.register_task_handler("rag_status", rag_status)
 
-    for key in PROJECT_SCHEMA:
-        if key.startswith(("memory.", "rag.")):
-            ctrl.fields.register(
-                key.replace(".", "_"), PROJECT_SCHEMA[key], _getter(state, key), _setter(state, key)
-            )
+    for key in MEMORY_KEYS:
+        ctrl.fields.register(
+            key.replace(".", "_"), PROJECT_SCHEMA[key], _getter(state, key), _setter(state, key)
+        )
 
     def index(call: ActionCall) -> None:
         binding.start_index()

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from manual_slop.tools.errors import ToolUnavailable
-from manual_slop.tools.outline import LANGUAGE_BY_SUFFIX, NODE_TABLES, _entry_name, _language
+from manual_slop.tools.outline import LANGUAGE_BY_SUFFIX, NODE_TABLES, entry_name, tree_sitter_language
 from manual_slop.tools.textio import decode, is_binary
 
 __all__ = [
@@ -182,7 +182,7 @@ def _tree_sitter_spans(language: str, source: bytes) -> list[_Span] | None:
     try:
         import tree_sitter
 
-        tree = tree_sitter.Parser(_language(language)).parse(source)
+        tree = tree_sitter.Parser(tree_sitter_language(language)).parse(source)
     except (ImportError, ToolUnavailable):
         return None
     if tree.root_node.has_error:
@@ -194,7 +194,7 @@ def _tree_sitter_spans(language: str, source: bytes) -> list[_Span] | None:
         spans: list[_Span] = []
         for child in node.named_children:
             spec = table.get(child.type)
-            name = _entry_name(language, child) if spec else None
+            name = entry_name(language, child) if spec else None
             if spec is None or name is None:
                 spans.extend(visit(child, prefix))
                 continue

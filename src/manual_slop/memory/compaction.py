@@ -27,6 +27,7 @@ __all__ = [
     "Compactor",
     "MemoryBudget",
     "fold",
+    "summary_head",
 ]
 
 TRIGGER = 0.70
@@ -76,16 +77,21 @@ class MemoryBudget:
         return int(self.total * self.long_term)
 
 
+def summary_head(users: list[str], summary: str) -> list[Message]:
+    """The two turns that stand for the summarized rounds: the user's words, then the summary."""
+    return [
+        Message.user(EARLIER_HEADER + "\n\n" + USER_SEPARATOR.join(users)),
+        Message.assistant(f"{SUMMARY_HEADER}\n{summary}"),
+    ]
+
+
 def fold(conversation: Conversation, count: int, summary: str) -> list[Message]:
     """Replace the first ``count`` messages by the user's words (verbatim) and ``summary``;
     returns the messages replaced. A summary folded earlier is folded again (its words kept)."""
     replaced = conversation.messages[:count]
-    users = _verbatim_users(replaced)
-    head = [
-        Message.user(EARLIER_HEADER + "\n\n" + USER_SEPARATOR.join(users)),
-        Message.assistant(f"{SUMMARY_HEADER}\n{summary.strip()}"),
-    ]
-    conversation.messages = head + conversation.messages[count:]
+    conversation.messages = (
+        summary_head(_verbatim_users(replaced), summary.strip()) + conversation.messages[count:]
+    )
     return replaced
 
 

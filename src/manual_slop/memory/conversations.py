@@ -25,9 +25,9 @@ from typing import Any
 
 from manual_slop.ai.messages import Message, Role, ToolOutput, Usage
 from manual_slop.ai.transcript import Conversation
-from manual_slop.memory.compaction import EARLIER_HEADER, SUMMARY_HEADER, USER_SEPARATOR
+from manual_slop.memory.compaction import summary_head
 from manual_slop.memory.store import Event, EventStore
-from manual_slop.tools.registry import ToolCall, ToolStatus
+from manual_slop.tools.tool import ToolCall, ToolStatus
 
 __all__ = [
     "StoreJournal",
@@ -120,9 +120,6 @@ class StoreJournal:
         upto = max((self.seq_of.get(m.key, 0) for m in replaced), default=0)
         self._append("summary", summary, usage, replaces_to=upto, users=len(kept_users))
 
-    def error(self, message: str, **data: Any) -> None:
-        self._append("error", message, **data)
-
 
 class StoredConversations:
     """The AI client's conversations, backed by the store (``ai.transcript.ConversationSource``)."""
@@ -169,8 +166,9 @@ class StoredConversations:
             stored = stored_turns(self.store.events(conversation))
             if _agrees(stored, entries):
                 return SyncResult("same")
-            if len(stored) > len(entries) and _agrees(stored[: len(entries)], entries):
-                return SyncResult("view_behind", tuple(stored[len(entries) :]))
+            missing = _beyond(stored, entries)
+            if missing:
+                return SyncResult("view_behind", tuple(missing))
             self.store.supersede(conversation)
             for role, text in entries:
                 kind = "user" if role == "user" else "respond"
@@ -180,10 +178,7 @@ class StoredConversations:
 
     def missing_turns(self, conversation: str, entries: Sequence[Turn]) -> list[Turn]:
         """Turns the store has after the entries (a session that ended without saving)."""
-        stored = stored_turns(self.store.events(conversation))
-        if len(stored) > len(entries) and _agrees(stored[: len(entries)], entries):
-            return list(stored[len(entries) :])
-        return []
+        return _beyond(stored_turns(self.store.events(conversation)), entries)
 
 
 def said_turns(entries: Sequence[Any], user_role: str, ai_role: str) -> list[Turn]:
@@ -233,6 +228,13 @@ def _agrees(stored: Sequence[Turn], entries: Sequence[Turn]) -> bool:
     return True
 
 
+def _beyond(stored: Sequence[Turn], entries: Sequence[Turn]) -> list[Turn]:
+    """The stored turns after ``entries`` when the entries agree with the start of ``stored``."""
+    if len(stored) > len(entries) and _agrees(stored[: len(entries)], entries):
+        return list(stored[len(entries) :])
+    return []
+
+
 def rebuild(events: Sequence[Event], seq_of: dict[int, int] | None = None) -> list[Message]:
     """The messages a conversation's live events stand for (the latest summary folds what it covers)."""
     seq_of = seq_of if seq_of is not None else {}
@@ -247,8 +249,8 @@ def rebuild(events: Sequence[Event], seq_of: dict[int, int] | None = None) -> li
 
     if latest is not None:
         users = [e.content for e in events if e.kind == "user" and e.seq <= upto]
-        add(Message.user(EARLIER_HEADER + "\n\n" + USER_SEPARATOR.join(users)), latest.seq)
-        add(Message.assistant(f"{SUMMARY_HEADER}\n{latest.content}"), latest.seq)
+        for message in summary_head(users, latest.content):
+            add(message, latest.seq)
     for event in events:
         if event.seq <= upto or event.kind in ("summary", "think", "error"):
             continue

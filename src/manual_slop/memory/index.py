@@ -29,7 +29,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,9 @@ from chromadb.config import Settings
 from chromadb.errors import NotFoundError
 
 from manual_slop.atomic_io import atomic_write_text
-from manual_slop.memory.chunking import Chunk, chunk_bytes, skip_reason
+from manual_slop.memory.chunking import Chunk, chunk_text, skip_reason
 from manual_slop.memory.embedder import Embedder, MiniLMEmbeddingFunction, default_embedder
+from manual_slop.tools.textio import decode
 
 __all__ = ["BATCH", "INDEX_FORMAT", "IndexBusy", "IndexProgress", "IndexReport", "Passage", "ProjectIndex"]
 
@@ -89,6 +90,9 @@ class Passage:
     end_line: int
     text: str
     score: float  # 1 - cosine distance
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,9 +238,10 @@ class ProjectIndex:
             if entry is not None and entry.sha256 == digest:
                 report.unchanged.append(key)
                 continue
+            text = decode(data)[0]  # UTF-8, else Latin-1
             if self._redact is not None:  # the digest stays the file's: change detection is unaffected
-                data = self._redact(data.decode("utf-8", "replace")).encode("utf-8")
-            yield _FileWork(key, digest, chunk_bytes(key, data))
+                text = self._redact(text)
+            yield _FileWork(key, digest, chunk_text(key, text))
 
     def _read(
         self, path: Path, refuse: Callable[[str], str | None] | None
@@ -331,7 +336,9 @@ class ProjectIndex:
         metadatas = (result["metadatas"] or [[]])[0]
         distances = (result["distances"] or [[]])[0]
         return [
-            Passage(str(meta["path"]), _int(meta["start_line"]), _int(meta["end_line"]), doc, 1.0 - dist)
+            Passage(
+                str(meta["path"]), _int(meta["start_line"]), _int(meta["end_line"]), doc, 1.0 - float(dist)
+            )
             for doc, meta, dist in zip(documents, metadatas, distances, strict=True)
         ]
 
@@ -398,7 +405,8 @@ class ProjectIndex:
             self._client.delete_collection(COLLECTION)
             self._collection = self._open_collection()
             self._rebuilt = True
-        if self._rebuilt:
+        if self._rebuilt:  # once: later runs read the manifest this one writes
+            self._rebuilt = False
             self._write_manifest(complete=True, files={})
             return {}
         with contextlib.suppress(AttributeError, KeyError, TypeError, ValueError):

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from manual_slop.memory.service import MemoryService
 
 __all__ = ["IndexEngine"]
 
@@ -20,13 +23,15 @@ class IndexEngine:
     """``query(text, top_k)`` over a memory service's index; an empty index gives nothing.
     Passages of the ``skip`` files (already in the context in full) are left out."""
 
-    def __init__(self, service: Any, top_k: int, skip: Iterable[str] = ()) -> None:
+    def __init__(self, service: MemoryService, top_k: int, skip: Iterable[str] = ()) -> None:
         self._service = service
         self._top_k = top_k
         self._skip = {s.replace("\\", "/").removeprefix("./") for s in skip}
 
     def query(self, text: str, top_k: int = 5) -> list[_Shown]:
         wanted = min(top_k, self._top_k)
-        passages = self._service.index.query(text, top_k=wanted + len(self._skip))
+        from manual_slop.memory.index import MAX_TOP_K  # chromadb: loaded by now, never at start
+
+        passages = self._service.index.query(text, top_k=min(MAX_TOP_K, wanted + len(self._skip)))
         kept = [p for p in passages if p.source not in self._skip][:wanted]
         return [_Shown(p.text, f"{p.source}:{p.start_line}-{p.end_line}") for p in kept]

@@ -9,12 +9,12 @@ the message (score ≥ ``memory.relevance_threshold``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from manual_slop.memory.store import EventStore
 
-__all__ = ["MAX_NOTE_CHARS", "Note", "NoteError", "Notes", "check_category"]
+__all__ = ["MAX_CATEGORY_CHARS", "MAX_NOTE_CHARS", "Note", "NoteError", "Notes", "check_category"]
 
 MAX_NOTE_CHARS = 4_000
 MAX_CATEGORY_CHARS = 40
@@ -36,15 +36,7 @@ class Note:
     updated: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "content": self.content,
-            "category": self.category,
-            "agent": self.agent,
-            "conversation": self.conversation,
-            "ts": self.ts,
-            "updated": self.updated,
-        }
+        return asdict(self)
 
 
 def check_category(category: str) -> str:

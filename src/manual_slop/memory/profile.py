@@ -9,7 +9,7 @@ into every system prompt while it is on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from manual_slop.memory.store import EventStore
@@ -46,7 +46,7 @@ class ProfileLine:
     ts: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "content": self.content, "source": self.source, "ts": self.ts}
+        return asdict(self)
 
 
 def _check(line: str) -> str:
@@ -103,10 +103,17 @@ class Profile:
         """The user's whole profile as given (PUT): lines kept in order, duplicates dropped."""
         if not isinstance(contents, list) or len(contents) > MAX_LINES:
             raise ProfileError(f"the profile is a list of at most {MAX_LINES} lines")
-        checked = list(dict.fromkeys(_check(c) for c in contents))
-        self._store.execute("DELETE FROM profile")
-        for content in checked:
-            self.add(content, "user")
+        kept: dict[str, str] = {}  # casefolded -> the line: duplicates dropped as add() drops them
+        for content in contents:
+            line = self._store.redact(_check(content))
+            kept.setdefault(line.casefold(), line)
+        now = self._store.now()
+        with self._store.transaction() as db:  # nobody sees the profile half replaced
+            db.execute("DELETE FROM profile")
+            db.executemany(
+                "INSERT INTO profile (content, source, ts) VALUES (?, 'user', ?)",
+                [(c, now) for c in kept.values()],
+            )
         self._store.changed("profile")
         return self.lines()
 

@@ -8,16 +8,14 @@ request, what recall finds in earlier conversations, each cut to its share of th
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from manual_slop.ai.transcript import CHARS_PER_TOKEN
 from manual_slop.memory.conversations import StoredConversations
 from manual_slop.memory.notes import Note, Notes
 from manual_slop.memory.profile import LEARN_PROMPT, Profile, parse_learned
@@ -25,11 +23,12 @@ from manual_slop.memory.recall import MAX_LIMIT as RECALL_MAX_LIMIT
 from manual_slop.memory.recall import Recall, Scorer
 from manual_slop.memory.store import CACHE_DIR_NAME, EventStore, memory_file_for
 
+if TYPE_CHECKING:
+    from manual_slop.memory.embedder import Embedder
+    from manual_slop.memory.index import ProjectIndex
+
 __all__ = ["MemoryService", "MemorySettings", "index_dir_for"]
 
-log = logging.getLogger(__name__)
-
-CHARS_PER_TOKEN = 4
 # the panel's search hides passages this far from the query (a close match scores 0.5-0.8)
 SEARCH_MIN_PASSAGE_SCORE = 0.15
 
@@ -70,33 +69,17 @@ class MemoryService:
         self.conversations = StoredConversations(self.store)
         self.notes = Notes(self.store)
         self.profile = Profile(self.store)
-        self.scorer = Scorer(None)
+        self.scorer = Scorer(self.store, _load_embedder)  # recall's and the notes' embedder
         self.recall = Recall(self.store, self.scorer)
         self.refuse = refuse
-        self._embedder_tried = False
-        self._index: Any = None
+        self._index: ProjectIndex | None = None
         self._lock = threading.Lock()
         self._last_learned = 0.0
 
-    # -- the embedder and the index (loaded on first use) -----------------------------------
-    def ensure_embedder(self) -> bool:
-        """Load the offline embedder for recall and note relevance (False: keyword-only)."""
-        with self._lock:
-            if not self._embedder_tried:
-                self._embedder_tried = True
-                try:
-                    from manual_slop.memory.embedder import default_embedder
-
-                    embedder = default_embedder()
-                    self.scorer.embed = embedder.embed
-                    self.scorer.model = getattr(embedder, "name", "minilm")
-                except Exception as exc:  # no model package: recall still works by keyword
-                    log.warning("memory: no sentence embedder (%s); recall is keyword-only", exc)
-            return self.scorer.embed is not None
-
+    # -- the index (opened on first use) --------------------------------------------------------
     @property
-    def index(self) -> Any:
-        """The project index (``memory.index.ProjectIndex``), opened on first use."""
+    def index(self) -> ProjectIndex:
+        """The project index, opened on first use."""
         with self._lock:
             if self._index is None:
                 from manual_slop.memory.index import ProjectIndex
@@ -140,7 +123,6 @@ class MemoryService:
         if text:
             sections.append("### Notes recorded in this project\n" + text)
         if first_request and message.strip() and episodic_tokens > 0:
-            self.ensure_embedder()
             hits = [
                 h
                 for h in self.recall.search(message, exclude=conversation, limit=5)
@@ -157,38 +139,20 @@ class MemoryService:
     def select_notes(self, message: str, settings: MemorySettings) -> list[Note]:
         """The notes a request loads by itself: the agent's categories, and written within the
         recency window or relevant to ``message`` (score ≥ the threshold); relevant ones first."""
-        notes = self.notes.all(categories=settings.categories)
-        if not notes:
-            return []
         since = time.time() - settings.window_minutes * 60.0
-        scores = self.note_relevance(message, notes)
-        chosen = [
-            (score, note)
-            for score, note in zip(scores, notes, strict=True)
-            if note.ts >= since or score >= settings.relevance_threshold
-        ]
-        chosen.sort(key=lambda pair: (-pair[0], -pair[1].ts))
-        return [note for _, note in chosen]
+        ranked = self.rank_notes(message, self.notes.all(categories=settings.categories))
+        return [note for score, note in ranked if note.ts >= since or score >= settings.relevance_threshold]
 
-    def note_relevance(self, message: str, notes: Sequence[Note]) -> list[float]:
-        """How relevant each note is to ``message`` (0..1): cosine similarity of embeddings, the
-        notes' vectors cached in the store; the share of a note's words in the message without
-        an embedder."""
-        if not message.strip():
-            return [0.0] * len(notes)
-        if self.ensure_embedder():
-            model = self.scorer.model
-            cached = self.store.vectors("note", [n.id for n in notes], model)
-            missing = [n for n in notes if n.id not in cached]
-            if missing:
-                fresh = np.asarray(self.scorer.embed([n.content for n in missing]), dtype=np.float32)
-                new = {n.id: fresh[i].tobytes() for i, n in enumerate(missing)}
-                self.store.put_vectors("note", model, new)
-                cached.update(new)
-            query = np.asarray(self.scorer.embed([message]), dtype=np.float32)[0]
-            return [float(np.frombuffer(cached[n.id], dtype=np.float32) @ query) for n in notes]
-        words = set(_words(message))
-        return [len(words & set(_words(n.content))) / max(1, len(set(_words(n.content)))) for n in notes]
+    def rank_notes(self, message: str, notes: Sequence[Note]) -> list[tuple[float, Note]]:
+        """``notes`` with how relevant each is to ``message`` (0..1), most relevant first (ties
+        keep their order): cosine similarity of embeddings, the notes' vectors cached in the
+        store; without an embedder, the share of a note's words in the message."""
+        items = [(n.id, n.content) for n in notes]
+        scores = self.scorer.similarities("note", items, message) if message.strip() else [0.0] * len(notes)
+        if scores is None:
+            words = set(_words(message))
+            scores = [_share(set(_words(n.content)), words) for n in notes]
+        return sorted(zip(scores, notes, strict=True), key=lambda pair: -pair[0])
 
     # -- search (the Memory panel, ``sloppy search``) -----------------------------------------------
     def search(
@@ -201,12 +165,10 @@ class MemoryService:
             raise ValueError("type something to search for")
         results: list[dict[str, Any]] = []
         if int(self.index.status().get("chunks", 0)):
-            for p in self.index.query(query, top_k=top_k):
-                if p.score >= SEARCH_MIN_PASSAGE_SCORE:
-                    results.append(
-                        {"kind": "file", "source": p.source, "start_line": p.start_line,
-                         "end_line": p.end_line, "text": p.text, "score": float(p.score)}
-                    )  # fmt: skip
+            passages = self.index.query(query, top_k=top_k)
+            results = [
+                {"kind": "file", **p.to_dict()} for p in passages if p.score >= SEARCH_MIN_PASSAGE_SCORE
+            ]
         return results + self.search_memory(query, top_k=top_k, relevance_threshold=relevance_threshold)
 
     def search_memory(
@@ -215,18 +177,15 @@ class MemoryService:
         """Recalled events of every stored conversation (kind ``conversation``, as the
         ``recall`` tool finds them), then the notes scoring at least ``relevance_threshold``
         (kind ``note``, as a request selects them)."""
-        self.ensure_embedder()
         results: list[dict[str, Any]] = [
             {"kind": "conversation", "source": hit.conversation, "role": hit.role, "text": hit.content,
              "ts": hit.ts, "score": float(hit.score)}
             for hit in self.recall.search(query, limit=min(top_k, RECALL_MAX_LIMIT))
         ]  # fmt: skip
-        notes = self.notes.all()
-        scored = sorted(zip(self.note_relevance(query, notes), notes, strict=True), key=lambda p: -p[0])
         results += [
             {"kind": "note", "source": note.category, "id": note.id, "text": note.content, "ts": note.ts,
              "score": float(score)}
-            for score, note in scored[:top_k]
+            for score, note in self.rank_notes(query, self.notes.all())[:top_k]
             if score >= relevance_threshold
         ]  # fmt: skip
         return results
@@ -257,6 +216,12 @@ class MemoryService:
         return added
 
 
+def _load_embedder() -> Embedder:
+    from manual_slop.memory.embedder import default_embedder  # chromadb: only when first needed
+
+    return default_embedder()
+
+
 def _cut(text: str, room: int) -> str:
     if room <= 0 or not text:
         return ""
@@ -268,6 +233,11 @@ def _cut(text: str, room: int) -> str:
 
 def _when(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def _share(words: set[str], of: set[str]) -> float:
+    """How many of ``words`` are in ``of``, as a fraction."""
+    return len(words & of) / max(1, len(words))
 
 
 def _words(text: str) -> list[str]:

@@ -16,6 +16,7 @@ A file SQLite cannot open (not a database, malformed) is moved aside as
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -23,10 +24,12 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from manual_slop.atomic_io import move_aside
 
 __all__ = [
     "EVENT_KINDS",
@@ -126,21 +129,6 @@ class Event:
     data: dict[str, Any] = field(default_factory=dict)
     superseded: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq,
-            "conversation": self.conversation,
-            "kind": self.kind,
-            "content": self.content,
-            "ts": self.ts,
-            "tier": self.tier,
-            "ticket": self.ticket,
-            "tokens_in": self.tokens_in,
-            "tokens_out": self.tokens_out,
-            "data": dict(self.data),
-            "superseded": self.superseded,
-        }
-
 
 class EventStore:
     """The project's memory database; safe to use from any thread (one connection, one lock)."""
@@ -180,12 +168,7 @@ class EventStore:
         return db
 
     def _move_aside(self, exc: sqlite3.DatabaseError) -> Path:
-        target = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-        n = 1
-        while target.exists():
-            n += 1
-            target = target.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
-        os.replace(self.path, target)
+        target = move_aside(self.path)
         for suffix in ("-wal", "-shm"):
             side = self.path.with_name(self.path.name + suffix)
             if side.exists():
@@ -201,6 +184,18 @@ class EventStore:
         """One statement under the store's lock (the notes and profile modules use this)."""
         with self._lock:
             return self._db.execute(sql, tuple(params))
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Statements that commit together or not at all, under the store's lock."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def now(self) -> float:
         return self._clock()
@@ -241,10 +236,6 @@ class EventStore:
         keys = ("id", "kind", "title", "tier", "ticket", "created", "updated", "events")
         return [dict(zip(keys, row, strict=True)) for row in rows]
 
-    def conversation_kind(self, conversation: str) -> str | None:
-        row = self.execute("SELECT kind FROM conversations WHERE id = ?", (conversation,)).fetchone()
-        return row[0] if row else None
-
     # -- events -------------------------------------------------------------------------------------
     def append(
         self,
@@ -265,13 +256,13 @@ class EventStore:
         now = self._clock()
         content = self.redact(content)
         payload = self.redact(json.dumps(dict(data or {}), ensure_ascii=False, default=str))
-        with self._lock:
-            cursor = self._db.execute(
+        with self.transaction() as db:
+            cursor = db.execute(
                 "INSERT INTO events (conversation, kind, content, tier, ticket, ts, tokens_in, tokens_out,"
                 " data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (conversation, kind, content, tier, ticket, now, int(tokens_in), int(tokens_out), payload),
             )
-            self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation))
+            db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation))
             seq = int(cursor.lastrowid or 0)
         return Event(
             seq, conversation, kind, content, now, tier, ticket, tokens_in, tokens_out, json.loads(payload)
@@ -300,47 +291,48 @@ class EventStore:
         return cursor.rowcount
 
     def search(
-        self, query: str, *, exclude: str = "", kinds: Iterable[str] = (), limit: int = 50
+        self,
+        query: str,
+        *,
+        exclude: str = "",
+        kinds: Iterable[str] = (),
+        skip_kind: str = "",
+        limit: int = 50,
     ) -> list[tuple[Event, float]]:
         """Events whose text matches words of ``query`` (FTS5, BM25), best first, with a score
-        in (0, 1]; ``exclude``: a conversation left out."""
+        in (0, 1]; ``exclude``: a conversation left out, ``skip_kind``: conversations of that
+        kind left out."""
         match = fts_query(query)
         if not match:
             return []
-        kinds = tuple(kinds)
-        sql = (
+        where, params = _filters(exclude, kinds, skip_kind)
+        rows = self.execute(
             f"SELECT {_E_COLUMNS}, bm25(events_fts) FROM events_fts "
-            "JOIN events e ON e.seq = events_fts.rowid WHERE events_fts MATCH ? AND e.conversation != ?"
-        )
-        params: list[Any] = [match, exclude]
-        if kinds:
-            sql += f" AND e.kind IN ({', '.join('?' for _ in kinds)})"
-            params += kinds
-        rows = self.execute(sql + " ORDER BY bm25(events_fts) LIMIT ?", (*params, int(limit))).fetchall()
+            f"JOIN events e ON e.seq = events_fts.rowid WHERE events_fts MATCH ? AND {where} "
+            "ORDER BY bm25(events_fts) LIMIT ?",
+            (match, *params, int(limit)),
+        ).fetchall()
         if not rows:
             return []
         best = min(row[-1] for row in rows)  # bm25: more negative is better
         return [(_event(row[:-1]), (row[-1] / best) if best < 0 else 1.0) for row in rows]
 
     def recent(
-        self, *, exclude: str = "", kinds: Iterable[str] = (), since: float = 0.0, limit: int = 50
+        self,
+        *,
+        exclude: str = "",
+        kinds: Iterable[str] = (),
+        skip_kind: str = "",
+        since: float = 0.0,
+        limit: int = 50,
     ) -> list[Event]:
-        """The newest events (newest first) since ``since``, outside ``exclude``."""
-        kinds = tuple(kinds)
-        sql = f"SELECT {_EVENT_COLUMNS} FROM events WHERE conversation != ? AND ts >= ?"
-        params: list[Any] = [exclude, since]
-        if kinds:
-            sql += f" AND kind IN ({', '.join('?' for _ in kinds)})"
-            params += kinds
-        rows = self.execute(sql + " ORDER BY seq DESC LIMIT ?", (*params, int(limit))).fetchall()
+        """The newest events (newest first) since ``since``, filtered as :meth:`search` does."""
+        where, params = _filters(exclude, kinds, skip_kind)
+        rows = self.execute(
+            f"SELECT {_E_COLUMNS} FROM events e WHERE e.ts >= ? AND {where} ORDER BY e.seq DESC LIMIT ?",
+            (since, *params, int(limit)),
+        ).fetchall()
         return [_event(row) for row in rows]
-
-    def counts(self) -> dict[str, int]:
-        row = self.execute(
-            "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM events), "
-            "(SELECT count(*) FROM notes), (SELECT count(*) FROM profile)"
-        ).fetchone()
-        return {"conversations": row[0], "events": row[1], "notes": row[2], "profile": row[3]}
 
     # -- cached embeddings (recall's semantic half) ---------------------------------------------
     def vectors(self, kind: str, refs: Iterable[int], model: str) -> dict[int, bytes]:
@@ -360,21 +352,28 @@ class EventStore:
         self.execute("DELETE FROM vectors WHERE kind = ? AND ref = ?", (kind, int(ref)))
 
     def put_vectors(self, kind: str, model: str, vectors: Mapping[int, bytes]) -> None:
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO vectors (kind, ref, model, vector) VALUES (?, ?, ?, ?)",
-                    [(kind, ref, model, blob) for ref, blob in vectors.items()],
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self.transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO vectors (kind, ref, model, vector) VALUES (?, ?, ?, ?)",
+                [(kind, ref, model, blob) for ref, blob in vectors.items()],
+            )
 
 
 _EVENT_COLUMNS = "seq, conversation, kind, content, ts, tier, ticket, tokens_in, tokens_out, data, superseded"
 _E_COLUMNS = ", ".join(f"e.{c.strip()}" for c in _EVENT_COLUMNS.split(","))
+
+
+def _filters(exclude: str, kinds: Iterable[str], skip_kind: str) -> tuple[str, list[Any]]:
+    """The WHERE conditions (on ``events e``) that :meth:`EventStore.search` and
+    :meth:`EventStore.recent` share, and their parameters."""
+    kinds = tuple(kinds)
+    clauses, params = ["e.conversation != ?"], [exclude, *kinds]
+    if kinds:
+        clauses.append(f"e.kind IN ({', '.join('?' for _ in kinds)})")
+    if skip_kind:
+        clauses.append("e.conversation NOT IN (SELECT id FROM conversations WHERE kind = ?)")
+        params.append(skip_kind)
+    return " AND ".join(clauses), params
 
 
 def _event(row: tuple[Any, ...]) -> Event:

@@ -13,7 +13,15 @@ import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from manual_slop.automation import ActionCall, InvalidValue, ParamSpec, attr_getter, check_params, params_doc
+from manual_slop.automation import (
+    ActionCall,
+    InvalidValue,
+    ParamSpec,
+    attr_getter,
+    attr_setter,
+    check_params,
+    params_doc,
+)
 from manual_slop.schema import Field
 
 if TYPE_CHECKING:
@@ -151,15 +159,11 @@ def register_views(views: MemoryViews) -> None:
     ctrl, state = views.ctrl, views.ctrl.state
     ctrl.register_task_handler("memory_lists", views.apply_lists)
     reg = ctrl.fields.register
-
-    def set_query(value: Any) -> None:
-        state.memory_query = value
-
     reg(
         "memory_query",
         Field(str, "", "The Memory panel's search text (btn_memory_search searches it)"),
         attr_getter(state, "memory_query"),
-        set_query,
+        attr_setter(state, "memory_query"),
     )
     reg(
         "memory_results",

@@ -23,7 +23,7 @@ import asyncio
 import itertools
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -35,9 +35,13 @@ from manual_slop.memory.index_engine import IndexEngine
 from manual_slop.tools.approval import ToolHost, build_execution_context
 
 if TYPE_CHECKING:
+    from manual_slop.ai.client import ContextFit
+    from manual_slop.ai.refresh import Refresher
     from manual_slop.ai.windows import RequestBudget
     from manual_slop.context.service import ContextService
     from manual_slop.events import AsyncEventQueue
+    from manual_slop.memory.compaction import MemoryBudget
+    from manual_slop.memory.service import MemorySettings
     from manual_slop.requests import RequestBoard
 
 __all__ = ["CUT_MARK", "FALLBACK_MARK", "ChatBackend", "RequestFlow", "RequestHost"]
@@ -185,7 +189,7 @@ class RequestFlow:
             exchange = f"User: {event.prompt}\n\nAI: {payload['text']}"
             await ctrl.loop.run_in_executor(ctrl.executor, self._learn_profile, exchange, event.memory)
 
-    def _learn_profile(self, exchange: str, settings: Any) -> None:
+    def _learn_profile(self, exchange: str, settings: MemorySettings) -> None:
         """The passive profile's sub-call after a completed exchange (rate-limited; a failure
         only costs the lines it would have learned)."""
         binding, backend = self._ctrl.memory, self._ctrl.backend
@@ -230,14 +234,14 @@ class RequestFlow:
             **extras,
         )
 
-    def _fitter(self, event: UserRequestEvent) -> Callable[[RequestBudget], tuple[str, Any]]:
+    def _fitter(self, event: UserRequestEvent) -> ContextFit:
         """The context of ``event`` compiled for a provider's room (once per distinct room)."""
         ctrl = self._ctrl
-        compiled_for: dict[tuple[str, int, int], tuple[str, Any]] = {}
+        compiled_for: dict[tuple[str, int, int], tuple[str, Refresher]] = {}
         assert event.context is not None
         request = event.context
 
-        def fit(budget: RequestBudget) -> tuple[str, Any]:
+        def fit(budget: RequestBudget) -> tuple[str, Refresher]:
             key = (budget.model, budget.window, budget.reserved)
             if key not in compiled_for:
                 extra = {"request_id": event.request_id}
@@ -262,7 +266,7 @@ class RequestFlow:
         if synced.action == "rebased":
             log.info("memory: %s follows its edited entries (rebased)", conversation)
 
-        def memory_block(budget: Any, first_request: bool) -> str:
+        def memory_block(budget: MemoryBudget, first_request: bool) -> str:
             return service.prompt_block(
                 conversation=conversation,
                 message=event.prompt,

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from manual_slop.ai.client import AIClient
 from manual_slop.ai.errors import AIError
+from manual_slop.ai.providers.openai_compat import OpenAICompatibleProvider
 from manual_slop.automation import ActionCall, FeatureUnavailable, InvalidValue
 from manual_slop.schema import Field
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OLLAMA_URL", "connect", "register"]
 
-OLLAMA_URL = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatible endpoint
+OLLAMA_URL = OpenAICompatibleProvider.default_base_url  # Ollama's OpenAI-compatible endpoint
 
 
 def register(ctrl: AppController) -> None:

@@ -14,6 +14,7 @@ It satisfies the controller's ``ChatBackend`` protocol: ``apply_settings(setting
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 import threading
@@ -25,7 +26,7 @@ from manual_slop.ai.comms import CommsLog, get_current_tier, set_current_tier
 from manual_slop.ai.errors import AIError, ProviderError
 from manual_slop.ai.messages import Message, ModelRequest, StreamSink, ToolChoice, Usage
 from manual_slop.ai.providers import Provider, ProviderConfig, ProviderHooks, provider_class
-from manual_slop.ai.rag import RagEngine, inject_rag_context
+from manual_slop.ai.rag import RagEngine, append_retrieved, retrieve
 from manual_slop.ai.refresh import FileRefresher, Refresher
 from manual_slop.ai.retry import RetryPolicy
 from manual_slop.ai.settings import Answer, ClientSettings, as_secret, provider_name
@@ -41,7 +42,8 @@ from manual_slop.cancel import CancelToken, RequestCancelled
 from manual_slop.config import PROVIDER_NAMES
 from manual_slop.events import EventEmitter
 from manual_slop.memory.compaction import Compactor, MemoryBudget
-from manual_slop.tools.registry import ExecutionContext, PreToolCallback, ToolRegistry
+from manual_slop.tools.registry import ToolRegistry, default_registry
+from manual_slop.tools.tool import ExecutionContext, PreToolCallback
 
 __all__ = [
     "BASE_INSTRUCTIONS",
@@ -266,8 +268,6 @@ class AIClient:
     def registry(self) -> ToolRegistry:
         """The tools offered to models (every built-in tool unless one was given)."""
         if self._registry is None:
-            from manual_slop.tools.registry import default_registry
-
             self._registry = default_registry()
         return self._registry
 
@@ -409,15 +409,14 @@ class AIClient:
         user_message, discussion_history = redact(user_message), redact(discussion_history)
         prompt = system_prompt if system_prompt is not None else settings.system_prompt
 
+        @functools.cache
+        def retrieved() -> str:  # the index's passages: asked once per send, on first use
+            return retrieve(user_message, rag_engine, self._append_comms) if rag_engine is not None else ""
+
         def with_context(markdown: str) -> tuple[str, str]:  # (context, system text) as sent
-            if rag_engine is not None:
-                markdown = inject_rag_context(markdown, user_message, rag_engine, self._append_comms)
-            markdown = redact(markdown)
+            markdown = redact(append_retrieved(markdown, retrieved()))
             return markdown, redact(_system_text(prompt, markdown))
 
-        compiled_md = md_content  # as compiled, before RAG and redaction: what a shrink starts from
-        prepared = with_context(md_content) if fit_context is None else ("", "")  # (context, system)
-        md_content, system = prepared
         refresher = refresher if refresher is not None else FileRefresher(file_items, base_dir)
         chain = self._chain(settings)
         if not keep_history:  # a sub-call: a conversation of its own, never continued
@@ -427,17 +426,14 @@ class AIClient:
         )
         started_with = len(conversation)
         if memory_block is not None:  # profile, notes, recall: sized for the active provider
-            target = self._instance(chain[0], settings.config_for(chain[0])).budget()[1]
-            fixed = estimate_tokens(len(prompt) + len(compiled_md))
-            budget = MemoryBudget.split_of(
-                settings.memory_budget_tokens or max(1_000, target - fixed), settings.memory_split
-            )
+            active = self._instance(chain[0], settings.config_for(chain[0]))
+            fixed = estimate_tokens(len(prompt) + len(md_content))
+            budget = self._compactor(settings, active, cancel).budget(active.budget()[1], fixed)
             block = memory_block(budget, started_with == 0)
             if block:
                 prompt = f"{prompt.rstrip()}\n\n{block}" if prompt.strip() else block
-                if fit_context is None:
-                    prepared = with_context(compiled_md)
-                    md_content, system = prepared
+        # (context, system text) as sent; with fit_context, compiled for each provider's room below
+        prepared = with_context(md_content) if fit_context is None else ("", "")
         passed_over: list[str] = []  # why the answer does not come from the active provider
         if chain[0] != settings.provider:
             passed_over.append(f"{settings.provider} has no API key")
@@ -459,7 +455,8 @@ class AIClient:
                 if discussion_history.strip() and not started_with
                 else user_message
             )
-            if fit_context is not None or md_content:  # the context this provider's window has room for
+            context_md, system = prepared
+            if fit_context is not None or context_md:  # the context this provider's window has room for
                 budget = budget_for(
                     provider,
                     instructions=_system_text(prompt, ""),
@@ -469,15 +466,13 @@ class AIClient:
                 )
                 if fit_context is not None:
                     fitted, fitted_refresher = fit_context(budget)
-                    md_content, system = with_context(fitted)
+                    context_md, system = with_context(fitted)
                     refresher = fitted_refresher or refresher
-                elif budget.count(prepared[0]) > budget.available:
-                    md_content, system = self._shrunk(compiled_md, budget, with_context)
-                else:
-                    md_content, system = prepared
+                elif budget.count(context_md) > budget.available:
+                    context_md, system = self._shrunk(md_content, budget, with_context)
             setup = LoopSetup(
                 system=system,
-                context=md_content,
+                context=context_md,
                 user_message=first,
                 prompt=user_message,
                 answer_schema=answer_schema,
@@ -511,12 +506,7 @@ class AIClient:
                 ),
                 # a fallback continues the turn the failed provider began (its tool work kept)
                 continuing=len(conversation) > started_with,
-                compactor=Compactor(
-                    self._summarizer(provider, cancel),
-                    budget_tokens=settings.memory_budget_tokens,
-                    split=settings.memory_split,
-                    history_window=settings.history_window,
-                ),
+                compactor=self._compactor(settings, provider, cancel),
             )
             try:
                 text = ToolLoop(provider, conversation, setup).run()
@@ -536,10 +526,17 @@ class AIClient:
                 continue
             return Answer(text, name, provider.answering_model(), "; ".join(passed_over))
         assert last_error is not None
-        record_error = getattr(self.conversations, "error", None)
-        if record_error is not None:
-            record_error(conversation_id, _short(last_error), kind=type(last_error).__name__)
+        self.conversations.error(conversation_id, _short(last_error), kind=type(last_error).__name__)
         raise last_error
+
+    def _compactor(self, settings: ClientSettings, provider: Provider, cancel: CancelToken) -> Compactor:
+        """The conversation's compaction on ``provider`` (and the memory budget it splits)."""
+        return Compactor(
+            self._summarizer(provider, cancel),
+            budget_tokens=settings.memory_budget_tokens,
+            split=settings.memory_split,
+            history_window=settings.history_window,
+        )
 
     def _summarizer(self, provider: Provider, cancel: CancelToken) -> Callable[[str, str], tuple[str, Usage]]:
         """The compaction sub-call: one text-only call on ``provider``, stored as its own conversation."""
@@ -548,7 +545,10 @@ class AIClient:
             sub = self.conversations.open(f"sub:{uuid.uuid4().hex[:16]}", kind="subcall")
             sub.add(Message.user(text))
             request = ModelRequest(
-                system=instructions, context="", messages=list(sub.messages), tool_choice=ToolChoice.NONE,
+                system=instructions,
+                context="",
+                messages=list(sub.messages),
+                tool_choice=ToolChoice.NONE,
                 cancel=cancel,
             )
             self._append_comms("OUT", "request", {"message": "(compaction summary)", "chars": len(text)})

@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from manual_slop.cancel import CancelToken
-from manual_slop.tools.registry import ToolCall, ToolStatus
+from manual_slop.tools.tool import ToolCall, ToolStatus
 
 __all__ = [
     "INVALID_CALL_KEY",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-__all__ = ["TOP_K", "RagEngine", "inject_rag_context"]
+__all__ = ["TOP_K", "RagEngine", "append_retrieved", "inject_rag_context", "retrieve"]
 
 TOP_K = 5
 
@@ -28,12 +28,20 @@ def inject_rag_context(
     log: Callable[[str, str, dict[str, Any]], Any] | None = None,
 ) -> str:
     """``md_content`` with the engine's top results for ``user_message`` appended."""
+    return append_retrieved(md_content, retrieve(user_message, engine, log))
+
+
+def retrieve(
+    user_message: str, engine: RagEngine, log: Callable[[str, str, dict[str, Any]], Any] | None = None
+) -> str:
+    """The ``## Retrieved context`` section for ``user_message`` (``''`` when nothing was found
+    or the engine failed: retrieval is an aid, a failing index must not block the request)."""
     try:
         results = list(engine.query(user_message, top_k=TOP_K))[:TOP_K]
-    except Exception as exc:  # retrieval is an aid: a failing index must not block the request
+    except Exception as exc:
         if log is not None:
             log("IN", "rag_error", {"error": f"{type(exc).__name__}: {exc}"})
-        return md_content
+        return ""
     sections = []
     for n, result in enumerate(results, 1):
         text, source = _text_and_source(result)
@@ -42,9 +50,13 @@ def inject_rag_context(
             sections.append(f"{head}\n{text.strip()}")
     if log is not None:
         log("OUT", "rag", {"results": len(sections)})
-    if not sections:
+    return "## Retrieved context\n\n" + "\n\n".join(sections) if sections else ""
+
+
+def append_retrieved(md_content: str, block: str) -> str:
+    """``md_content`` with a :func:`retrieve` section after it (unchanged when ``block`` is empty)."""
+    if not block:
         return md_content
-    block = "## Retrieved context\n\n" + "\n\n".join(sections)
     return f"{md_content.rstrip()}\n\n{block}\n" if md_content.strip() else block + "\n"
 
 

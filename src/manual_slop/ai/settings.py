@@ -17,7 +17,19 @@ from manual_slop.ai.providers import ProviderConfig
 from manual_slop.ai.providers.base import DEFAULT_TIMEOUT_S
 from manual_slop.config import DEFAULT_MODELS, PROVIDER_NAMES, Secret
 
-__all__ = ["Answer", "ClientSettings", "as_secret", "provider_name"]
+__all__ = ["NUMBER_BOUNDS", "Answer", "ClientSettings", "as_secret", "provider_name"]
+
+# the numeric settings: name -> (lowest, highest, whole number)
+NUMBER_BOUNDS: dict[str, tuple[float, float, bool]] = {
+    "temperature": (0.0, 2.0, False),
+    "top_p": (0.0, 1.0, False),
+    "max_tokens": (1, 1_000_000, True),
+    "history_trunc_limit": (0, 10_000_000, True),
+    "timeout_s": (0.001, 86_400, False),
+    "max_prompt_tokens": (0, 10_000_000, True),
+    "history_window": (1, 1000, True),
+    "memory_budget_tokens": (0, 10_000_000, True),
+}
 
 
 @dataclass(slots=True)
@@ -44,60 +56,36 @@ class ClientSettings:
     def change(
         self,
         *,
-        temperature: float | None = None,
-        top_p: float | None = None,
-        max_tokens: int | None = None,
-        history_trunc_limit: int | None = None,
+        provider: str | None = None,
         base_url: str | None = None,
         api_key: Secret | str | None = None,
         system_prompt: str | None = None,
         fallback: Sequence[str] | None = None,
-        timeout_s: float | None = None,
-        max_prompt_tokens: int | None = None,
-        provider: str | None = None,
-        history_window: int | None = None,
-        memory_budget_tokens: int | None = None,
         memory_split: Sequence[float] | None = None,
-        **options: Any,
+        **values: Any,
     ) -> None:
-        """Validate and apply changes; ``base_url``, ``api_key`` and ``options`` apply to
-        ``provider`` (default: the active one)."""
-        s = self
-        target = provider_name(provider or s.provider)
-        if temperature is not None:
-            s.temperature = _number("temperature", temperature, 0.0, 2.0)
-        if top_p is not None:
-            s.top_p = _number("top_p", top_p, 0.0, 1.0)
-        if max_tokens is not None:
-            s.max_tokens = int(_number("max_tokens", max_tokens, 1, 1_000_000))
-        if history_trunc_limit is not None:
-            s.history_trunc_limit = int(
-                _number("history_trunc_limit", history_trunc_limit, 0, 10_000_000)
-            )
+        """Validate and apply changes (``None`` leaves a setting as it is). The numbers
+        (:data:`NUMBER_BOUNDS`: ``temperature``, ``max_tokens`` ...) must lie within their bounds;
+        ``base_url``, ``api_key`` and every other keyword (a provider option: ``model_path``,
+        ``n_ctx`` ...) apply to ``provider`` (default: the active one)."""
+        target = provider_name(provider or self.provider)
+        for name, (low, high, whole) in NUMBER_BOUNDS.items():
+            value = values.pop(name, None)
+            if value is not None:
+                number = _number(name, value, low, high)
+                setattr(self, name, int(number) if whole else number)
         if base_url is not None:
-            s.base_urls[target] = base_url
+            self.base_urls[target] = base_url
         if api_key is not None:
-            s.keys[target] = (
-                api_key if isinstance(api_key, Secret) else (Secret(api_key) if api_key else None)
-            )
+            self.keys[target] = as_secret(api_key)
         if system_prompt is not None:
-            s.system_prompt = system_prompt
+            self.system_prompt = system_prompt
         if fallback is not None:
-            s.fallback = tuple(provider_name(n) for n in fallback)
-        if timeout_s is not None:
-            s.timeout_s = _number("timeout_s", timeout_s, 0.001, 86_400)
-        if max_prompt_tokens is not None:
-            s.max_prompt_tokens = int(_number("max_prompt_tokens", max_prompt_tokens, 0, 10_000_000))
-        if history_window is not None:
-            s.history_window = int(_number("history_window", history_window, 1, 1000))
-        if memory_budget_tokens is not None:
-            s.memory_budget_tokens = int(
-                _number("memory_budget_tokens", memory_budget_tokens, 0, 10_000_000)
-            )
+            self.fallback = tuple(provider_name(n) for n in fallback)
         if memory_split is not None:
-            s.memory_split = _split(memory_split)
-        if options:
-            s.options.setdefault(target, {}).update(options)
+            self.memory_split = _split(memory_split)
+        if values:
+            self.options.setdefault(target, {}).update(values)
 
     def copy(self) -> ClientSettings:
         """Scalars shared, containers copied one level deep (``options`` two)."""

@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from manual_slop.ai.errors import ProviderError
 from manual_slop.ai.grammar import mentioned_paths, named_tools
@@ -54,7 +54,11 @@ from manual_slop.ai.retry import RetryPolicy, call_with_retries
 from manual_slop.ai.transcript import Conversation, estimate_tokens
 from manual_slop.cancel import CancelToken, RequestCancelled, cancel_scope
 from manual_slop.events import EventEmitter
-from manual_slop.tools.registry import ExecutionContext, ToolCall, ToolRegistry, ToolStatus
+from manual_slop.tools.registry import ToolRegistry
+from manual_slop.tools.tool import ExecutionContext, ToolCall, ToolStatus
+
+if TYPE_CHECKING:
+    from manual_slop.memory.compaction import Compactor
 
 __all__ = [
     "BUDGET_WARNING",
@@ -112,7 +116,7 @@ class LoopSetup:
     prompt: str = ""  # the user's own message (without the discussion put before it)
     continuing: bool = False  # the turn is already in the conversation (a fallback takes it over)
     # summarizes older rounds when the conversation grows (memory.compaction); None: trim instead
-    compactor: Any = None
+    compactor: Compactor | None = None
 
 
 class ToolLoop:
@@ -204,10 +208,12 @@ class ToolLoop:
         trigger, target = self.provider.budget()
         if setup.compactor is not None:
             setup.compactor.maybe_compact(self.conversation, target, fixed, setup.log)
-        else:
-            dropped = self.conversation.trim(trigger, target, fixed)
-            if dropped:
-                setup.log("OUT", "history", {"trimmed_messages": dropped, "budget_tokens": target})
+        # the last resort, after compaction failed or folded too little: the request must fit the
+        # provider's window (the store keeps every dropped turn for recall)
+        dropped = self.conversation.trim(trigger, target, fixed)
+        if dropped:
+            setup.log("OUT", "history", {"trimmed_messages": dropped, "budget_tokens": target})
+        context_files = setup.refresher.paths()
         request = ModelRequest(
             system=setup.system,
             context=setup.context,
@@ -215,13 +221,13 @@ class ToolLoop:
             declarations=declarations,
             tool_choice=choice,
             stream=setup.stream,
-            context_files=setup.refresher.paths(),
+            context_files=context_files,
             workdir=setup.base_dir,
             on_tool_call=setup.on_tool_call,
             cancel=setup.cancel,
             answer_schema=setup.answer_schema,
             asked_tools=asked,
-            asked_paths=tuple(mentioned_paths(setup.prompt, setup.refresher.paths())) if asked else (),
+            asked_paths=tuple(mentioned_paths(setup.prompt, context_files)) if asked else (),
         )
         last = request.messages[-1]
         setup.log(

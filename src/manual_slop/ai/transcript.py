@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from manual_slop.ai.messages import Message, Role, ToolOutput, Usage
-from manual_slop.tools.registry import ToolStatus
+from manual_slop.tools.tool import ToolStatus
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -205,6 +205,9 @@ class ConversationSource(Protocol):
 
     def forget(self, conversation: str | None = None) -> None: ...
 
+    def error(self, conversation: str, message: str, **data: Any) -> None:
+        """Record a request's final error with the conversation (a stored one keeps it)."""
+
 
 class InMemoryConversations:
     """Conversations by id for a client without a memory store (they end with the process)."""
@@ -222,6 +225,9 @@ class InMemoryConversations:
             self._conversations.clear()
         else:
             self._conversations.pop(conversation, None)
+
+    def error(self, conversation: str, message: str, **data: Any) -> None:
+        """Nothing to record: these conversations end with the process."""
 
 
 def _match_outputs(assistant: Message, tool: Message, notes: list[str]) -> Message:

@@ -100,8 +100,9 @@ def budget_for(
     tool declarations as the model reads them (``tools``), the first ``message`` and the
     ``history`` already in the provider's conversation.
 
-    A long history is given at most half of what is left: the tool loop drops its oldest
-    exchanges when the request would not fit, the files the user chose stay.
+    A long history is given at most half of what is left (shortening the rest is the tool
+    loop's: it summarizes older exchanges, :mod:`manual_slop.memory.compaction`); the files
+    the user chose stay.
     """
     count = provider.count_tokens
     fixed = count("\n\n".join(part for part in (instructions, tools) if part)) + count(message)

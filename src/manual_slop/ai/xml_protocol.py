@@ -26,7 +26,7 @@ from enum import StrEnum
 from typing import Any
 
 from manual_slop.ai.messages import Message, Role, ToolOutput
-from manual_slop.tools.registry import ToolCall
+from manual_slop.tools.tool import ToolCall
 
 __all__ = [
     "EventKind",

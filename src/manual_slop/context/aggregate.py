@@ -68,12 +68,14 @@ __all__ = [
     "Aggregate",
     "CompiledContext",
     "ContextRequest",
+    "ReadFiles",
     "Strategy",
     "aggregate",
     "build_markdown",
     "build_tier3_context",
     "compile_context",
     "compile_masks",
+    "read_files",
     "write_md_only",
 ]
 
@@ -311,16 +313,25 @@ class CompiledContext:
         }
 
 
-def compile_context(
-    request: ContextRequest, cache: FileCache, summarizer: Summarizer | None = None
-) -> CompiledContext:
-    """Read, render and assemble the context for ``request`` (blocking; any thread)."""
-    started = time.perf_counter()
+@dataclass(slots=True)
+class ReadFiles:
+    """A request's files and screenshots as read from disk, with the problems found reading
+    them: a compile at another token budget (a fit's next round) renders them again without
+    resolving or reading anything."""
+
+    items: list[FileItem]
+    screenshots: list[FileItem]
+    problems: list[str]
+    masks: tuple[re.Pattern[str], ...]
+    read_limit: int  # the request's: a compile with another limit reads again
+
+
+def read_files(request: ContextRequest) -> ReadFiles:
+    """Resolve and read the files and screenshots of ``request`` (blocking; any thread)."""
     base = Path(request.base_dir)
     views, problems = parse_views(request.views)
     masks, mask_problems = compile_masks(request.mask_patterns)
     problems += mask_problems
-    resolved = resolve_files(base, request.paths, request.exclude)
     items = [
         FileItem.load(
             r.path,
@@ -329,18 +340,8 @@ def compile_context(
             refused=_refusal(request.policy, r.path),
             max_bytes=request.read_limit,
         )
-        for r in resolved
+        for r in resolve_files(base, request.paths, request.exclude)
     ]
-    files = aggregate(
-        items,
-        request.strategy,
-        token_budget=request.token_budget,
-        full_threshold=request.full_threshold,
-        mask_patterns=[m.pattern for m in masks],
-        cache=cache,
-        summarizer=summarizer if request.subagent_summaries else None,
-        subagent_min_chars=request.subagent_min_chars,
-    )
     screenshots = [
         FileItem.load(r.path, r.name, ViewSpec(), refused=_refusal(request.policy, r.path))
         for r in resolve_files(base, request.screenshots)
@@ -351,6 +352,31 @@ def compile_context(
     for shot in screenshots:
         if shot.kind not in (FileKind.IMAGE, FileKind.MISSING, FileKind.REFUSED):
             problems.append(f"screenshot {shot.name} is not a PNG, JPEG, GIF or WebP image; listed only")
+    return ReadFiles(items, screenshots, problems, tuple(masks), request.read_limit)
+
+
+def compile_context(
+    request: ContextRequest,
+    cache: FileCache,
+    summarizer: Summarizer | None = None,
+    read: ReadFiles | None = None,
+) -> CompiledContext:
+    """Read, render and assemble the context for ``request`` (blocking; any thread); ``read``:
+    its files as :func:`read_files` read them already (a request differing only in its token
+    budget has the same files)."""
+    started = time.perf_counter()
+    read = read if read is not None else read_files(request)
+    files = aggregate(
+        read.items,
+        request.strategy,
+        token_budget=request.token_budget,
+        full_threshold=request.full_threshold,
+        mask_patterns=[m.pattern for m in read.masks],
+        cache=cache,
+        summarizer=summarizer if request.subagent_summaries else None,
+        subagent_min_chars=request.subagent_min_chars,
+    )
+    screenshots = read.screenshots
     sections: list[str] = []
     if request.system_prompt.strip():
         sections.append(f"## System Prompt\n\n{request.system_prompt.strip()}\n\n")
@@ -361,7 +387,7 @@ def compile_context(
         sections.append(f"## Screenshots\n\n{lines}\n")
     markdown = "".join(sections).rstrip("\n") + "\n" if sections else ""
     elapsed = time.perf_counter() - started
-    return CompiledContext(markdown, files, screenshots, problems, elapsed, tuple(masks))
+    return CompiledContext(markdown, files, list(screenshots), list(read.problems), elapsed, read.masks)
 
 
 def _refusal(policy: PathPolicy | None, path: Path) -> str:

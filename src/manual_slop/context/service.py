@@ -31,9 +31,11 @@ import manual_slop.context.presets as preset_ops
 from manual_slop.context.aggregate import (
     CompiledContext,
     ContextRequest,
+    ReadFiles,
     Strategy,
     compile_context,
     compile_masks,
+    read_files,
     write_md_only,
 )
 from manual_slop.context.discussion_service import DiscussionHost, DiscussionService
@@ -188,9 +190,13 @@ class ContextService:
         task: dict[str, Any] = {"action": "context_compiled", "purpose": purpose, "generation": generation}
         task.update(extra or {})
         summarizer = self._summarizer(settings)
+        read: ReadFiles | None = None  # read once: a fit's later rounds only render the files again
 
         def compile_once(attempt: ContextRequest) -> CompiledContext:
-            compiled = compile_context(attempt, self.cache, summarizer)
+            nonlocal read
+            if read is None or read.read_limit != attempt.read_limit:
+                read = read_files(attempt)
+            compiled = compile_context(attempt, self.cache, summarizer, read)
             # A known secret inside an ordinary file (a key pasted into settings.py) never leaves.
             compiled.markdown = self._ctrl.redactor.redact(compiled.markdown)
             return compiled

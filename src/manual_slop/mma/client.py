@@ -29,7 +29,7 @@ from manual_slop.cancel import CancelToken, RequestCancelled
 from manual_slop.mma.errors import Aborted
 from manual_slop.mma.models import TierUsage
 from manual_slop.threads import DaemonThreadExecutor
-from manual_slop.tools.registry import ApprovalRequest, ApprovalResult
+from manual_slop.tools.tool import ApprovalRequest, ApprovalResult
 
 __all__ = [
     "AIClientAdapter",
@@ -160,17 +160,17 @@ class TierCaller:
         future = self._executor.submit(
             self._send,
             tier,
+            abort,
             md_content,
             message,
-            model,
-            base_dir,
-            enable_tools,
-            step_gate,
-            abort,
-            token,
-            tool_observer,
-            answer_schema,
-            ticket,
+            model=model,
+            base_dir=base_dir,
+            enable_tools=enable_tools,
+            step_gate=step_gate,
+            cancel=token,
+            tool_observer=tool_observer,
+            answer_schema=answer_schema,
+            ticket=ticket,
         )
         while True:
             try:
@@ -183,20 +183,10 @@ class TierCaller:
                     raise Aborted(f"{tier} call aborted while waiting for the provider") from None
 
     def _send(
-        self,
-        tier: str,
-        md_content: str,
-        message: str,
-        model: str,
-        base_dir: str,
-        enable_tools: bool,
-        step_gate: StepGate | None,
-        abort: threading.Event | None,
-        token: CancelToken,
-        tool_observer: ToolObserver | None,
-        answer_schema: dict[str, Any] | None = None,
-        ticket: str = "",
+        self, tier: str, abort: threading.Event | None, md_content: str, message: str, **send: Any
     ) -> str:
+        """``client.send(md_content, message, **send)`` as ``tier``, in a conversation of its own."""
+        ticket = send.get("ticket", "")
         conversation = f"mma:{tier}:{ticket + ':' if ticket else ''}{uuid.uuid4().hex[:12]}"
         with self._session_lock:
             if abort is not None and abort.is_set():
@@ -204,22 +194,10 @@ class TierCaller:
             client = self.client
             client.set_current_tier(tier)
             try:
-                return client.send(
-                    md_content,
-                    message,
-                    model=model,
-                    base_dir=base_dir,
-                    enable_tools=enable_tools,
-                    step_gate=step_gate,
-                    cancel=token,
-                    tool_observer=tool_observer,
-                    answer_schema=answer_schema,
-                    conversation=conversation,
-                    ticket=ticket,
-                )
+                return client.send(md_content, message, conversation=conversation, **send)
             finally:
                 usage = client.last_usage()
-                self.usage.add(tier, usage.input_tokens, usage.output_tokens, model)
+                self.usage.add(tier, usage.input_tokens, usage.output_tokens, send.get("model", ""))
                 client.set_current_tier(None)
 
     def active_sends(self) -> list[threading.Thread]:

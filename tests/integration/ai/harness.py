@@ -17,7 +17,7 @@ from typing import Any
 
 from manual_slop.ai import AIClient, RetryPolicy
 from manual_slop.ai.xml_protocol import render_calls
-from manual_slop.tools.registry import ApprovalResult, Tool, ToolCall, ToolRegistry, ToolResult
+from manual_slop.tools import ApprovalResult, Tool, ToolCall, ToolRegistry, ToolResult
 from tests.fakes import (
     AnthropicFake,
     Fail,

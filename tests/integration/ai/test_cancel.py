@@ -15,7 +15,7 @@ import pytest
 from manual_slop.ai import AIClient
 from manual_slop.ai.providers.transport import cancellable_client
 from manual_slop.cancel import CancelToken, RequestCancelled, cancel_scope
-from manual_slop.tools.registry import ApprovalResult, ExecutionContext
+from manual_slop.tools import ApprovalResult, ExecutionContext
 from tests.fakes import Call, Hang, Reply
 from tests.integration.ai.harness import NO_RETRY, Harness, HttpHarness, NapLog, OpenAICompatibleHarness
 

@@ -14,7 +14,7 @@ import pytest
 from manual_slop.ai import AIClient
 from manual_slop.ai.providers.local import bundled_model_path
 from manual_slop.mma.models import ID_PATTERN
-from manual_slop.tools.registry import ApprovalResult
+from manual_slop.tools import ApprovalResult
 from tests.helpers import pump_until
 
 pytestmark = pytest.mark.skipif(

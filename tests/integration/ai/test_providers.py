@@ -131,6 +131,21 @@ def test_compaction_summarizes_older_rounds_and_keeps_every_user_message(harness
         check_pairs(harness.name, harness.sent()[-1])
 
 
+def test_history_is_cut_to_the_window_when_compaction_cannot_fold_it(harness: Harness) -> None:
+    # a memory budget far above the provider's window: compaction never starts, so the history
+    # must still be cut to max_prompt_tokens before it reaches the provider
+    client = harness.client(memory_budget_tokens=100_000, max_prompt_tokens=800)
+    for n in range(3):
+        harness.push(Reply("", [Call("echo", {"text": f"out{n} " + "x" * 1_500})]), Reply(f"answer {n}"))
+        assert client.send("", f"question {n}", pre_tool_callback=approve_all) == f"answer {n}"
+    trims = [
+        e["payload"] for e in harness.entries if e["kind"] == "history" and "trimmed_messages" in e["payload"]
+    ]
+    assert trims and all(t["budget_tokens"] == 800 for t in trims)
+    kept = "\n".join(m.text for m in client.history().messages)
+    assert "question 0" not in kept and "question 2" in kept  # the oldest exchange left, the latest kept
+
+
 def test_errors_are_classified(harness: Harness) -> None:
     for turn, kind, status in ERRORS[harness.name]:
         harness.push(turn)

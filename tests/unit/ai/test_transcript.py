@@ -12,7 +12,7 @@ from manual_slop.ai.transcript import (
     strip_refresh,
     truncate_output,
 )
-from manual_slop.tools.registry import ToolCall, ToolStatus
+from manual_slop.tools import ToolCall, ToolStatus
 
 
 def call(n: int) -> ToolCall:

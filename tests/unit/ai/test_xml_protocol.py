@@ -16,7 +16,7 @@ from manual_slop.ai.xml_protocol import (
     render_results,
     render_text_messages,
 )
-from manual_slop.tools.registry import ToolCall, ToolStatus
+from manual_slop.tools import ToolCall, ToolStatus
 
 TURN = (
     "<think>I should read it.</think>Reading the file now. "

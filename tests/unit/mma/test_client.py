@@ -11,7 +11,7 @@ import pytest
 from manual_slop.mma.client import AIClientAdapter, StepVerdict, TierCaller
 from manual_slop.mma.errors import Aborted
 from manual_slop.mma.models import TierUsage
-from manual_slop.tools.registry import ApprovalRequest, ApprovalResult, ToolCall
+from manual_slop.tools import ApprovalRequest, ApprovalResult, ToolCall
 from tests.unit.mma.fake_client import FakeTierClient
 
 

@@ -22,7 +22,7 @@ from manual_slop.ai.messages import Message, ModelReply, ModelRequest, Role, Too
 from manual_slop.ai.providers.base import Provider, status_kind, transport_errors
 from manual_slop.ai.providers.transport import cancellable_client
 from manual_slop.ai.retry import parse_retry_after
-from manual_slop.tools.registry import ToolCall, ToolStatus
+from manual_slop.tools.tool import ToolCall, ToolStatus
 
 __all__ = ["CHUNK_CHARS", "AnthropicProvider", "place_cache_breakpoints"]
 

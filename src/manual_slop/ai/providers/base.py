@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from manual_slop.ai.errors import ErrorKind, ProviderError
 from manual_slop.ai.messages import ModelReply, ModelRequest
+from manual_slop.ai.transcript import estimate_tokens
 from manual_slop.ai.windows import table_window
 from manual_slop.ai.xml_protocol import protocol_prompt
 from manual_slop.config import Secret
@@ -83,6 +84,10 @@ class Provider(abc.ABC):
     default_base_url: ClassVar[str] = ""
     # (trigger, target) estimated prompt tokens for history trimming
     prompt_budget: ClassVar[tuple[int, int]] = (180_000, 180_000)
+    # True: a message that names tools makes the first call of its exchange call them (a grammar
+    # holds the model to it), and the calls after that answer in text (ai.grammar)
+    forces_named_tools: ClassVar[bool] = False
+    exact_count: bool = False  # True: count_tokens is the model's own tokenizer (set once it answered)
 
     def __init__(self, config: ProviderConfig, hooks: ProviderHooks | None = None) -> None:
         self.config = config
@@ -138,12 +143,7 @@ class Provider(abc.ABC):
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` on this model: an estimate (one per four characters) unless the
         provider has the model's tokenizer (:attr:`exact_count`)."""
-        return (len(text) + 3) // 4
-
-    exact_count: ClassVar[bool] = False  # True: count_tokens is the model's own tokenizer
-    # True: a message that names tools makes the first call of its exchange call them (a grammar
-    # holds the model to it), and the calls after that answer in text (ai.grammar)
-    forces_named_tools: ClassVar[bool] = False
+        return estimate_tokens(len(text))
 
     def tool_text(self, declarations: list[dict[str, Any]]) -> str:
         """The tool declarations (``openai`` format) as this provider's model reads them."""

@@ -27,7 +27,7 @@ from manual_slop.ai.providers.base import Provider, status_kind, transport_error
 from manual_slop.ai.providers.transport import cancellable_client
 from manual_slop.ai.retry import parse_retry_after
 from manual_slop.ai.transcript import estimate_tokens
-from manual_slop.tools.registry import ToolCall
+from manual_slop.tools.tool import ToolCall
 
 __all__ = ["CACHE_MIN_TOKENS", "CACHE_TTL_S", "GeminiCache", "GeminiProvider"]
 

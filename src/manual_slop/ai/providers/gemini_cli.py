@@ -59,7 +59,6 @@ from manual_slop.ai.xml_protocol import (
     ParsedTurn,
     ProtocolEvent,
     StreamParser,
-    protocol_prompt,
     render_results,
     render_text_messages,
 )
@@ -165,7 +164,7 @@ class GeminiCliProvider(Provider):
             if request.declarations is not None:
                 declarations = request.declarations("openai")
                 if declarations:
-                    sections.append(protocol_prompt(declarations))
+                    sections.append(self.tool_text(declarations))  # as its window counts them
             if prefix:
                 history = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in render_text_messages(prefix))
                 sections.append(f"## Conversation so far\n\n{history}")

@@ -187,7 +187,6 @@ class LocalProvider(Provider):
         self._engine_lock = threading.Lock()
         self._api_key = secrets.token_urlsafe(32)  # the listener's key: never leaves this object
         self.model_path: Path | None = None
-        self.exact_count = False  # set once the model's tokenizer has answered
 
     # -- the model ---------------------------------------------------------------------------
     @property

@@ -33,7 +33,7 @@ from manual_slop.ai.messages import (
 from manual_slop.ai.providers.base import Provider, status_kind
 from manual_slop.ai.providers.transport import cancellable_client
 from manual_slop.ai.retry import parse_retry_after
-from manual_slop.tools.registry import ToolCall
+from manual_slop.tools.tool import ToolCall
 
 __all__ = ["DeepSeekProvider", "MiniMaxProvider", "OpenAICompatibleProvider"]
 
@@ -48,6 +48,7 @@ class OpenAICompatibleProvider(Provider):
     needs_api_key = False
     default_base_url = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatible endpoint
     prompt_budget = (100_000, 100_000)
+    asks_server_for_window: ClassVar[bool] = True  # False: a hosted catalogue (the app's table)
     # structured error codes (error.code / error.type) -> kind, checked before the HTTP status
     error_codes: ClassVar[dict[str, ErrorKind]] = {
         "insufficient_quota": ErrorKind.QUOTA,
@@ -274,7 +275,7 @@ class OpenAICompatibleProvider(Provider):
         OpenRouter and llama.cpp each name it differently); 0 when it reports none. Asked once
         per model; hosted providers with a fixed catalogue use the app's table instead."""
         model = self.config.model
-        if self.name != "openai_compatible":
+        if not self.asks_server_for_window:
             return 0
         if model not in self._windows:
             try:
@@ -291,6 +292,7 @@ class DeepSeekProvider(OpenAICompatibleProvider):
     needs_api_key = True
     default_base_url = "https://api.deepseek.com"
     prompt_budget = (110_000, 110_000)  # 128K context minus headroom
+    asks_server_for_window = False
     error_codes: ClassVar[dict[str, ErrorKind]] = {
         **OpenAICompatibleProvider.error_codes,
         "invalid_request_error": ErrorKind.UNKNOWN,
@@ -304,6 +306,7 @@ class MiniMaxProvider(OpenAICompatibleProvider):
     needs_api_key = True
     default_base_url = "https://api.minimax.io/v1"
     prompt_budget = (180_000, 180_000)
+    asks_server_for_window = False
     error_codes: ClassVar[dict[str, ErrorKind]] = {
         **OpenAICompatibleProvider.error_codes,
         "1001": ErrorKind.NETWORK,  # request timeout

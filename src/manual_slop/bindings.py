@@ -293,7 +293,7 @@ def _register_gui_tab_bars(ctrl: BindingHost) -> None:
         state.show_windows[title] = True
         state.tab_requests["panels"] = title
 
-    def request(tab_bar: str) -> Any:
+    def request(tab_bar: str) -> Callable[[str], None]:
         def select(tab: str) -> None:
             state.tab_requests[tab_bar] = tab
 

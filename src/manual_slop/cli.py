@@ -30,12 +30,19 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from manual_slop import __version__
 from manual_slop.commands import COMMANDS, run_command
-from manual_slop.commands.args import PROG, ArgParser, RedactingFilter, UsageError, check_toml_file
+from manual_slop.commands.args import (
+    PROG,
+    ArgParser,
+    RedactingFilter,
+    UsageError,
+    check_toml_file,
+    int_in_range,
+    two_stage_interrupts,
+)
 from manual_slop.commands.args import say as _say
 from manual_slop.config import GLOBAL_SCHEMA, PROJECT_SCHEMA
 
@@ -46,14 +53,7 @@ if TYPE_CHECKING:
 __all__ = ["UsageError", "build_parser", "display_available", "main"]
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer 0-65535, got {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"expected an integer 0-65535, got {value}")
-    return value
+_port = int_in_range(0, 65535, "an integer 0-65535")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -209,45 +209,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             "hook.require_token is false — any local user and any local program can drive the app"
         )
 
-    signalled = [0]
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        # The first Ctrl+C / SIGTERM stops cleanly (requests cancelled, files saved) within
-        # about two seconds; a second one means now: nothing is waited for.
-        signalled[0] += 1
-        if signalled[0] > 1:
-            os.write(2, f"{PROG}: second interrupt: exiting at once (nothing more is saved)\n".encode())
-            os._exit(130 if signum == signal.SIGINT else 143)
-        controller.request_stop_from_signal()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>` prints every thread's stack (diagnosing hangs)
         faulthandler.register(signal.SIGUSR1, all_threads=True)
     hook_server = None
     code = 0
-    try:
-        if serves_hooks:
-            hook_server = _start_hook_server(controller)
-        _say(f"running {controller.mode}: project {controller.paths.project_file}")
-        _say(f"session logs: {controller.session_log.root}")
-        if headless:
-            HeadlessTicker(controller).run()
-        else:
-            from manual_slop.gui import App
+    # The first Ctrl+C / SIGTERM stops cleanly (requests cancelled, files saved) within about
+    # two seconds; a second one means now: nothing is waited for.
+    with two_stage_interrupts(
+        lambda signum: controller.request_stop_from_signal(), "exiting at once (nothing more is saved)"
+    ):
+        try:
+            if serves_hooks:
+                hook_server = _start_hook_server(controller)
+            _say(f"running {controller.mode}: project {controller.paths.project_file}")
+            _say(f"session logs: {controller.session_log.root}")
+            if headless:
+                HeadlessTicker(controller).run()
+            else:
+                from manual_slop.gui import App
 
-            App(controller).run()
-    except HookStartError as exc:
-        _say(f"error: {exc}")
-        code = 2
-    finally:
-        if hook_server is not None:
-            _stop_hook_server(hook_server, port_file, token_file)
-        leftovers = controller.shutdown()
-        ai_client.cleanup(timeout=1.0)  # stops a send still running; caches deleted, connections closed
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        root.removeHandler(app_log)
-        app_log.close()
+                App(controller).run()
+        except HookStartError as exc:
+            _say(f"error: {exc}")
+            code = 2
+        finally:
+            if hook_server is not None:
+                _stop_hook_server(hook_server, port_file, token_file)
+            leftovers = controller.shutdown()
+            ai_client.cleanup(timeout=1.0)  # stops a send still running; caches deleted, connections closed
+            root.removeHandler(app_log)
+            app_log.close()
     alive = [t.name for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
     if leftovers or alive:
         _say(f"stopped; threads still alive: {', '.join(sorted(set(leftovers + alive)))}")

@@ -40,6 +40,7 @@ __all__ = [
     "DEFAULT_WINDOWS",
     "GLOBAL_SCHEMA",
     "HISTORY_SCHEMA",
+    "MEMORY_KEYS",
     "PROJECT_SCHEMA",
     "PROVIDER_NAMES",
     "SHELL_PROGRAMS",
@@ -206,8 +207,11 @@ PROJECT_SCHEMA: Schema = {
         int, 1, "Newest exchanges of a conversation never summarized by compaction", minimum=1, maximum=1000
     ),
     "memory.budget_tokens": Field(
-        int, 0, "Memory tokens per request (0 = the provider's room after system, context and tools)",
-        minimum=0, maximum=10_000_000,
+        int,
+        0,
+        "Memory tokens per request (0 = the provider's room after system, context and tools)",
+        minimum=0,
+        maximum=10_000_000,
     ),
     "memory.split": Field(
         list, [0.5, 0.3, 0.2], "Shares of the memory budget: working, episodic, long-term", items=float
@@ -216,8 +220,11 @@ PROJECT_SCHEMA: Schema = {
         float, 30.0, "Notes written this recently load into every request", minimum=0.0, maximum=1e7
     ),
     "memory.relevance_threshold": Field(
-        float, 0.35, "Notes and recalled events this relevant to the message load by themselves",
-        minimum=0.0, maximum=1.0,
+        float,
+        0.35,
+        "Notes and recalled events this relevant to the message load by themselves",
+        minimum=0.0,
+        maximum=1.0,
     ),
     "memory.profile": Field(bool, True, "Put the user's profile lines into every system prompt"),
     "memory.learn_profile": Field(
@@ -229,6 +236,8 @@ PROJECT_SCHEMA: Schema = {
     "rag.enabled": Field(bool, False, "Add the project index's top passages to each send"),
     "rag.top_k": Field(int, 5, "Passages added per send", minimum=1, maximum=50),
 }
+# The project keys of the memory feature ([memory] and [rag]): AppState.memory_settings by full key.
+MEMORY_KEYS: tuple[str, ...] = tuple(key for key in PROJECT_SCHEMA if key.startswith(("memory.", "rag.")))
 
 HISTORY_SCHEMA: Schema = {
     "active": Field(str, "main", "Discussion shown at start"),

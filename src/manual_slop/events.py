@@ -122,7 +122,7 @@ class UserRequestEvent:
     settings: dict[str, Any] = field(default_factory=dict)  # provider, model, parameters at send time
     context: Any = None  # a context.ContextRequest: aggregated off the main thread before the send
     discussion: str = ""  # where the reply goes (the discussion active when the message was sent)
-    entries: list[Any] = field(default_factory=list)  # its entries before this message: (role, text)
+    entries: list[tuple[str, str]] = field(default_factory=list)  # (role, text) before this message
     memory: Any = None  # a memory.service.MemorySettings snapshot (None: no memory store)
 
     def to_dict(self) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from manual_slop.automation import ActionCall, InvalidValue, ParamSpec, check_params, params_doc
 from manual_slop.schema import Field
+from manual_slop.tools.textio import is_binary
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
@@ -49,7 +50,7 @@ def read_for_view(path: Path, policy: PathPolicy, redact: Callable[[str], str]) 
         if not allowed:
             raise ValueError(why)
         data = handle.read(MAX_VIEW_BYTES + 1)
-    if b"\x00" in data[:8192]:
+    if is_binary(data):
         raise ValueError(f"{path.name} is a binary file; the File View shows text only")
     truncated = len(data) > MAX_VIEW_BYTES
     text = data[:MAX_VIEW_BYTES].decode("utf-8", errors="replace")
@@ -69,8 +70,7 @@ def register(ctrl: AppController) -> None:
 
     def show(view: dict[str, Any]) -> None:
         state.file_view = view
-        state.show_windows[PANEL_TITLE] = True
-        state.tab_requests["panels"] = PANEL_TITLE
+        ctrl.tab_bars.select("panels", PANEL_TITLE)  # shown and brought forward, as select_tab does
 
     def open_file(call: ActionCall) -> None:
         params = check_params("btn_open_file", OPEN_PARAMS, call.user_data)

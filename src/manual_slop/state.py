@@ -12,7 +12,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from manual_slop.config import DEFAULT_MASK_PATTERNS, DEFAULT_MODELS, PROJECT_SCHEMA, PROVIDER_NAMES
+from manual_slop.config import DEFAULT_MASK_PATTERNS, DEFAULT_MODELS, MEMORY_KEYS, PROVIDER_NAMES
 from manual_slop.schema import get_path, set_path
 
 __all__ = ["LOG_VIEW_LIMIT", "PROJECT_FIELDS", "AppState", "Notification"]
@@ -216,11 +216,7 @@ class AppState:
         state.file_views = copy.deepcopy(get_path(project, "context.views"))
         state.context_presets = copy.deepcopy(get_path(project, "context.presets"))
         state.mma_settings = copy.deepcopy(get_path(project, "mma", {}))
-        state.memory_settings = {
-            key: copy.deepcopy(get_path(project, key))
-            for key in PROJECT_SCHEMA
-            if key.startswith(("memory.", "rag."))
-        }
+        state.memory_settings = {key: copy.deepcopy(get_path(project, key)) for key in MEMORY_KEYS}
 
         state.discussions = copy.deepcopy(get_path(history, "discussions"))
         state.active_discussion = get_path(history, "active") or "main"

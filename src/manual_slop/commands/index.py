@@ -22,17 +22,15 @@ file is then fully indexed or as it was, and a second Ctrl+C exits at once.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
-from manual_slop.commands.args import PROG, ArgParser, UsageError, log_to_stderr, say
+from manual_slop.commands.args import PROG, ArgParser, UsageError, log_to_stderr, say, two_stage_interrupts
 from manual_slop.commands.project import ProjectContext, add_project_options, open_project
 from manual_slop.memory.service import index_dir_for
 from manual_slop.memory.store import CACHE_DIR_NAME
@@ -88,7 +86,11 @@ def run(args: argparse.Namespace) -> int:
             last = time.monotonic()
             tell(f"indexing: {update.files_done}/{update.files_total} files, {update.chunks_added} chunks")
 
-    with _interrupts(cancel) as signals:
+    def stop_after_batch(signum: int) -> None:
+        cancel.set()
+        os.write(2, f"{PROG}: stopping after the current batch (again to exit at once)\n".encode())
+
+    with two_stage_interrupts(stop_after_batch, "exiting at once") as signals:
         tell(f"indexing {len(files)} files of {project.project_file.name} (Ctrl+C stops cleanly)")
         try:
             # the app's MemoryService opens it the same way: no refuse of its own, the redactor
@@ -200,27 +202,3 @@ def _files_under(
 def _shown(path: str, base: Path) -> str:
     relative = os.path.relpath(path, base)
     return path if relative.startswith("..") else Path(relative).as_posix()
-
-
-@contextlib.contextmanager
-def _interrupts(cancel: threading.Event) -> Iterator[list[int]]:
-    """While inside: the first SIGINT/SIGTERM sets ``cancel`` (recorded in the yielded list),
-    a second one exits at once."""
-    received: list[int] = []
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        if received:
-            os.write(2, f"{PROG}: second interrupt: exiting at once\n".encode())
-            os._exit(128 + signum)
-        received.append(signum)
-        cancel.set()
-        os.write(2, f"{PROG}: stopping after the current batch (again to exit at once)\n".encode())
-
-    handlers: dict[int, Callable[..., object] | int | None] = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        handlers[sig] = signal.signal(sig, on_signal)
-    try:
-        yield received
-    finally:
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]

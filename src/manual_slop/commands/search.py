@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from manual_slop.commands.args import PROG, ArgParser, UsageError, log_to_stderr, say
+from manual_slop.commands.args import PROG, ArgParser, UsageError, int_in_range, log_to_stderr, say
 from manual_slop.commands.project import ProjectContext, add_project_options, open_project
 from manual_slop.memory.service import index_dir_for
 from manual_slop.memory.store import memory_file_for
@@ -51,16 +51,7 @@ class Hit:
         return f"{self.kind} {self.where}  {self.score:.2f}"
 
 
-def _top_k(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number from 1 to {MAX_TOP_K}, got {text!r}"
-        ) from None
-    if not 1 <= value <= MAX_TOP_K:
-        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {MAX_TOP_K}, got {value}")
-    return value
+_top_k = int_in_range(1, MAX_TOP_K, f"a whole number from 1 to {MAX_TOP_K}")
 
 
 def build_parser() -> argparse.ArgumentParser:

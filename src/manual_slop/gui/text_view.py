@@ -19,12 +19,20 @@ class LongText:
     source_len: int = -1
     lines: list[str] = field(default_factory=list)
 
+    def update(self, text: str, source: object | None = None) -> bool:
+        """Split ``text`` into lines unless it is the one split last (same ``source`` object —
+        the text itself by default — and length); True when it was split now."""
+        key = id(text if source is None else source)
+        if key == self.source_id and len(text) == self.source_len:
+            return False
+        self.source_id, self.source_len = key, len(text)
+        self.lines = text.splitlines() or [""]
+        return True
+
 
 def render_long_text(view_id: str, text: str, cache: LongText, size: ImVec2 | None = None) -> None:
     """Draw ``text`` in a scrolling child window; copying a megabyte per frame is avoided."""
-    if id(text) != cache.source_id or len(text) != cache.source_len:
-        cache.source_id, cache.source_len = id(text), len(text)
-        cache.lines = text.splitlines() or [""]
+    cache.update(text)
     if imgui.begin_child(view_id, size or ImVec2(0, 0), imgui.ChildFlags_.borders):
         lines = cache.lines
         clipped_rows(len(lines), lambda i: imgui.text_unformatted(lines[i]))

@@ -1,8 +1,9 @@
 """Small drawing helpers shared by panels: colours, status text, spinner, clipped lists,
-text elided to a width, disabled buttons and following scroll views."""
+text elided to a width, disabled buttons, following scroll views and timestamps."""
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -18,6 +19,7 @@ __all__ = [
     "follow_bottom",
     "fuzzy_score",
     "help_marker",
+    "local_time",
     "rank",
     "small_button",
     "spinner_text",
@@ -93,10 +95,18 @@ def elide(text: str, width: float, *, keep_end: bool = False) -> str:
             return line[:head] + "…" + line[len(line) - (n - head) :]
         return line[:n].rstrip() + "…"
 
-    low, high = 0, len(line)  # the most characters that fit with the ellipsis
+    def fits(n: int) -> bool:
+        return imgui.calc_text_size(cut(n)).x <= width
+
+    # The most characters that fit with the ellipsis. A cell holds far fewer characters than a
+    # long text has, so the upper bound grows from a short guess: each probe then measures
+    # about what is kept, not the whole text (this runs for every cut cell, every frame).
+    low, high = 0, min(16, len(line))
+    while high < len(line) and fits(high):
+        low, high = high, min(2 * high, len(line))
     while low < high:
         middle = (low + high + 1) // 2
-        if imgui.calc_text_size(cut(middle)).x <= width:
+        if fits(middle):
             low = middle
         else:
             high = middle - 1
@@ -159,6 +169,18 @@ def _guarded(draw: Callable[[str], bool], label: str, enabled: bool, why_not: st
     if not enabled and why_not and imgui.is_item_hovered(imgui.HoveredFlags_.allow_when_disabled):
         imgui.set_tooltip(why_not)
     return clicked and enabled
+
+
+def local_time(stamp: object) -> str:
+    """A timestamp as the panels show it: local time to the minute ("?" when there is none)."""
+    if not isinstance(stamp, int | float) or stamp <= 0:
+        return "?"
+    return _minute(float(stamp))
+
+
+@functools.lru_cache(maxsize=1024)
+def _minute(stamp: float) -> str:  # cached: lists show the same stamps every frame
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
 
 
 def spinner_text() -> str:

@@ -34,8 +34,7 @@ if TYPE_CHECKING:
     from manual_slop.hooks.api_client import ApiHookClient
     from manual_slop.hooks.server import HookServer
 
-# Imported on first use: ``python -m manual_slop.hooks.client`` must not find the client
-# module already imported by its package, and a client should not pay for the server.
+# Imported on first use: a client should not pay for the server, nor the server for the client.
 _LAZY = {"ApiHookClient": "api_client", "HookServer": "server"}
 
 __all__ = [

@@ -9,18 +9,11 @@ each other.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 
 from manual_slop.hooks.api_client import DEFAULT_URL, ApiHookClient
-from manual_slop.hooks.cli import main as cli_main
+from manual_slop.hooks.cli import main
 
 __all__ = ["DEFAULT_URL", "ApiHookClient", "main"]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line (:mod:`manual_slop.hooks.cli`); the exit code."""
-    return cli_main(argv)
-
 
 if __name__ == "__main__":
     sys.exit(main())

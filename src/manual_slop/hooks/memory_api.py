@@ -13,9 +13,12 @@ from typing import TYPE_CHECKING, Any
 from manual_slop.automation import AutomationError
 from manual_slop.hooks.errors import BadRequest, Conflict, NotFound, RequestTimedOut
 from manual_slop.hooks.routes import Call, Reply, Route
+from manual_slop.memory.bindings import IndexRunning
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
+    from manual_slop.memory.bindings import MemoryBinding
+    from manual_slop.memory.service import MemoryService
 
 __all__ = ["memory_routes"]
 
@@ -27,14 +30,20 @@ class MemoryApi:
         self.ctrl = ctrl
         self.on_main = on_main  # reads of GUI-owned state (408 when the frame loop does not answer)
 
-    def _profile_on(self, binding: Any) -> bool:
+    def _profile_on(self, binding: MemoryBinding) -> bool:
         return bool(self.on_main(lambda: binding.settings().profile))
 
-    def _binding(self) -> Any:
+    def _binding(self) -> MemoryBinding:
         binding = self.ctrl.memory
         if binding is None or binding.service is None:
             raise Conflict("no project memory is open")
         return binding
+
+    def _service(self) -> MemoryService:
+        service = self._binding().service
+        if service is None:  # closed since _binding() looked
+            raise Conflict("no project memory is open")
+        return service
 
     def rag_index(self, call: Call) -> Reply:
         paths = (call.body or {}).get("paths")
@@ -42,47 +51,38 @@ class MemoryApi:
             job_id = self._binding().start_index(paths)
         except TimeoutError:
             raise RequestTimedOut("the main thread did not answer in time; nothing was started") from None
+        except IndexRunning as exc:
+            raise Conflict(str(exc)) from None
         except AutomationError as exc:
-            message = str(exc)
-            raise (Conflict(message) if "already" in message else BadRequest(message)) from None
+            raise BadRequest(str(exc)) from None
         return Reply({"job_id": job_id})
 
     def rag_status(self, call: Call) -> dict[str, Any]:
         binding = self._binding()
         status = binding.status()
         if status.get("state") == "idle" and not status.get("chunks"):
-            counts = binding.service.index.status()
-            status.update(files=int(counts.get("files", 0)), chunks=int(counts.get("chunks", 0)))
+            status = binding.read_size(self._service())
         return status
 
     def rag_cancel(self, call: Call) -> dict[str, Any]:
         return {"cancelled": self._binding().cancel_index()}
 
     def rag_query(self, call: Call) -> dict[str, Any]:
-        service = self._binding().service
-        passages = service.index.query(call.body["query"], top_k=call.body.get("top_k", 5))
-        return {
-            "results": [
-                {"source": p.source, "start_line": p.start_line, "end_line": p.end_line, "text": p.text,
-                 "score": float(p.score)}
-                for p in passages
-            ]
-        }  # fmt: skip
+        passages = self._service().index.query(call.body["query"], top_k=call.body.get("top_k", 5))
+        return {"results": [p.to_dict() for p in passages]}
 
     def recall(self, call: Call) -> dict[str, Any]:
-        service = self._binding().service
-        service.ensure_embedder()
         try:
-            hits = service.recall.search(call.body["query"], limit=call.body.get("limit", 5))
+            hits = self._service().recall.search(call.body["query"], limit=call.body.get("limit", 5))
         except ValueError as exc:
             raise BadRequest(str(exc)) from None
         return {"results": [h.to_dict() for h in hits]}
 
     def notes(self, call: Call) -> dict[str, Any]:
-        return {"notes": [n.to_dict() for n in self._binding().service.notes.all()]}
+        return {"notes": [n.to_dict() for n in self._service().notes.all()]}
 
     def add_note(self, call: Call) -> Reply:
-        notes = self._binding().service.notes
+        notes = self._service().notes
         try:
             note = notes.add(call.body["content"], call.body.get("category") or "general", agent="user")
         except ValueError as exc:
@@ -91,32 +91,32 @@ class MemoryApi:
 
     def delete_note(self, call: Call) -> dict[str, Any]:
         raw = call.params["id"]
-        if not raw.isdigit() or len(raw) > 18:
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
             raise NotFound(f"no note {raw[:40]!r}")
         try:
-            self._binding().service.notes.delete(int(raw))
+            self._service().notes.delete(int(raw))
         except KeyError:
             raise NotFound(f"no note {raw}") from None
         return {"deleted": int(raw)}
 
     def profile(self, call: Call) -> dict[str, Any]:
         binding = self._binding()
-        return {
-            "enabled": self._profile_on(binding),
-            "lines": [line.to_dict() for line in binding.service.profile.lines()],
-        }
+        lines = self._service().profile.lines()
+        return {"enabled": self._profile_on(binding), "lines": [line.to_dict() for line in lines]}
 
     def put_profile(self, call: Call) -> dict[str, Any]:
         binding = self._binding()
         try:
-            binding.service.profile.replace(list(call.body["lines"]))
+            lines = self._service().profile.replace(list(call.body["lines"]))
         except ValueError as exc:
             raise BadRequest(str(exc)) from None
         enabled = call.body.get("enabled")
         if enabled is not None:
             self.ctrl.post_gui_task({"action": "set_value", "item": "memory_profile", "value": bool(enabled)})
-        lines = [line.to_dict() for line in binding.service.profile.lines()]
-        return {"enabled": self._profile_on(binding) if enabled is None else bool(enabled), "lines": lines}
+        return {
+            "enabled": self._profile_on(binding) if enabled is None else bool(enabled),
+            "lines": [line.to_dict() for line in lines],
+        }
 
 
 def memory_routes(ctrl: AppController, on_main: Callable[[Callable[[], Any]], Any]) -> tuple[Route, ...]:

@@ -5,21 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from manual_slop.hooks.schema_kit import INT as _INT
+from manual_slop.hooks.schema_kit import NUM as _NUM
+from manual_slop.hooks.schema_kit import STR as _STR
+from manual_slop.hooks.schema_kit import obj as _obj
+from manual_slop.memory.notes import MAX_CATEGORY_CHARS, MAX_NOTE_CHARS
+from manual_slop.memory.profile import MAX_LINE_CHARS, MAX_LINES
+
 __all__ = ["REQUESTS", "RESPONSES"]
-
-_STR = {"type": "string"}
-_INT = {"type": "integer"}
-_NUM = {"type": "number"}
-
-
-def _obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {**required, **(optional or {})},
-        "required": list(required),
-        "additionalProperties": False,
-    }
-
 
 _NOTE = _obj(
     {"id": _INT, "content": _STR, "category": _STR, "agent": _STR, "conversation": _STR, "ts": _NUM,
@@ -40,11 +33,17 @@ REQUESTS: dict[str, Any] = {
         {"limit": {"type": "integer", "minimum": 1, "maximum": 50}},
     ),
     "NoteRequest": _obj(
-        {"content": {"type": "string", "minLength": 1, "maxLength": 4_000}},
-        {"category": {"type": "string", "maxLength": 40}},
+        {"content": {"type": "string", "minLength": 1, "maxLength": MAX_NOTE_CHARS}},
+        {"category": {"type": "string", "maxLength": MAX_CATEGORY_CHARS}},
     ),
     "ProfileRequest": _obj(
-        {"lines": {"type": "array", "items": {"type": "string", "maxLength": 300}, "maxItems": 40}},
+        {
+            "lines": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": MAX_LINE_CHARS},
+                "maxItems": MAX_LINES,
+            }
+        },
         {"enabled": {"type": "boolean"}},
     ),
 }

@@ -28,6 +28,8 @@ from manual_slop.hooks.schemas import GUI_ACTION_SCHEMAS, REQUEST_SCHEMAS, json_
 __all__ = ["Call", "QueryParam", "Reply", "Route", "Router"]
 
 GUI_ACTION = "GuiAction"  # the one body whose schema depends on its "action" key
+# A \uD800-\uDFFF escape: only a body with one can decode to a string holding a surrogate.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,13 +196,11 @@ class Router:
             raise BadRequest(f"the body is not valid JSON: {exc}") from None
         if not isinstance(body, dict):
             raise BadRequest(f"the body must be a JSON object, got {json_type(body)}")
-        try:  # "\\udfff" parses, but a lone surrogate is no text: it could never be written back
-            json.dumps(body, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
+        if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(body):
             raise BadRequest(
                 "the body has a lone surrogate escape (\\ud800-\\udfff) in a string; strings must be "
                 "valid Unicode"
-            ) from None
+            )
         if route.request is None:
             return None
         validator = self._validator_for(route.request, body)
@@ -218,3 +218,13 @@ class Router:
             problem = "is missing" if action is None else f"{repr(action)[:60]} is not a GUI action"
             raise BadRequest(f"body.action {problem}; expected one of {', '.join(self._gui_validators)}")
         return self._gui_validators[action]
+
+
+def _has_lone_surrogate(body: Any) -> bool:
+    """True when a string in ``body`` holds a lone surrogate: ``"\\udfff"`` parses, but it is no
+    text and could never be written back (a surrogate pair decodes to one character)."""
+    try:
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

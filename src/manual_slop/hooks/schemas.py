@@ -13,6 +13,12 @@ from typing import Any
 # the module itself, not through the package: the package's face imports the client and server
 import manual_slop.hooks.memory_schemas as memory_schemas
 from manual_slop.hooks.errors import ErrorCode
+from manual_slop.hooks.schema_kit import ANY as _ANY
+from manual_slop.hooks.schema_kit import NULLABLE_STR as _NULLABLE_STR
+from manual_slop.hooks.schema_kit import OBJECT as _OBJECT
+from manual_slop.hooks.schema_kit import STR as _STR
+from manual_slop.hooks.schema_kit import Schema
+from manual_slop.hooks.schema_kit import obj as _obj
 
 __all__ = [
     "DIALOG_PAYLOADS",
@@ -23,27 +29,6 @@ __all__ = [
     "component_schemas",
     "json_type",
 ]
-
-Schema = dict[str, Any]
-
-_STR: Schema = {"type": "string"}
-_NULLABLE_STR: Schema = {"type": ["string", "null"]}
-_OBJECT: Schema = {"type": "object"}
-_ANY: Schema = {}
-
-
-def _obj(
-    required: dict[str, Schema], optional: dict[str, Schema] | None = None, *, closed: bool = True
-) -> Schema:
-    schema: Schema = {
-        "type": "object",
-        "properties": {**required, **(optional or {})},
-        "required": list(required),
-    }
-    if closed:
-        schema["additionalProperties"] = False
-    return schema
-
 
 # =========================================================================================
 # requests
@@ -83,6 +68,7 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
     "SessionEntryRequest": _obj(
         {"role": {"type": "string", "minLength": 1, "description": "not blank"}, "content": _STR}
     ),
+    **memory_schemas.REQUESTS,
 }
 
 # =========================================================================================
@@ -252,6 +238,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
     },
     "OpenApiDocument": _obj({"openapi": _STR, "info": _OBJECT, "paths": _OBJECT}, closed=False),
     "ShuttingDown": _obj({"shutting_down": {"const": True}}),
+    **memory_schemas.RESPONSES,
 }
 
 # =========================================================================================
@@ -282,10 +269,6 @@ EVENT_TYPES: dict[str, str] = {
     "commit_stamped": "Update Commit recorded the git HEAD: {discussion, commit}",
     "discussion_compressed": "entries were replaced by a summary: {discussion, entries}",
 }
-
-
-REQUEST_SCHEMAS.update(memory_schemas.REQUESTS)
-RESPONSE_SCHEMAS.update(memory_schemas.RESPONSES)
 
 
 def component_schemas() -> dict[str, Schema]:

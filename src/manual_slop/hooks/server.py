@@ -56,7 +56,7 @@ from manual_slop.threads import join_all
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
 
-__all__ = ["MAX_BODY_BYTES", "HookServer", "is_loopback"]
+__all__ = ["MAX_BODY_BYTES", "HookServer"]
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,8 @@
 """The model's hands: declared tools, run safely, confined to the project, gated by the clutch.
 
-- :mod:`~manual_slop.tools.registry` — ``Tool``, ``ToolRegistry``, ``ToolCall``/``ToolResult``,
-  the approval hand-off (``ApprovalRequest``/``ApprovalResult``) and ``ExecutionContext``
+- :mod:`~manual_slop.tools.tool` — ``Tool``, ``ToolRun``, ``ToolCall``/``ToolResult``, the approval
+  hand-off (``ApprovalRequest``/``ApprovalResult``) and ``ExecutionContext``
+- :mod:`~manual_slop.tools.registry` — ``ToolRegistry`` (the pipeline of one call), ``default_registry``
 - :mod:`~manual_slop.tools.security` — ``PathPolicy``: which paths a tool may read or write
 - :mod:`~manual_slop.tools.breaker` — the per-tool circuit breaker
 - :mod:`~manual_slop.tools.errors` — the exceptions handlers raise
@@ -9,7 +10,8 @@
   the per-send ``ExecutionContext``
 - the tools: :mod:`~manual_slop.tools.files`, :mod:`~manual_slop.tools.edits`,
   :mod:`~manual_slop.tools.python_ast`, :mod:`~manual_slop.tools.outline`,
-  :mod:`~manual_slop.tools.summary`, :mod:`~manual_slop.tools.git`, :mod:`~manual_slop.tools.web`,
+  :mod:`~manual_slop.tools.summary`, :mod:`~manual_slop.tools.git`,
+  :mod:`~manual_slop.tools.memory`, :mod:`~manual_slop.tools.web`,
   :mod:`~manual_slop.tools.shell`, assembled by :mod:`~manual_slop.tools.builtin`
 """
 
@@ -27,20 +29,19 @@ from manual_slop.tools.errors import (
     ToolTimeout,
     ToolUnavailable,
 )
-from manual_slop.tools.registry import (
+from manual_slop.tools.registry import ToolRegistry, default_registry
+from manual_slop.tools.security import PathPolicy
+from manual_slop.tools.tool import (
     ApprovalRequest,
     ApprovalResult,
     ExecutionContext,
     PreToolCallback,
     Tool,
     ToolCall,
-    ToolRegistry,
     ToolResult,
     ToolRun,
     ToolStatus,
-    default_registry,
 )
-from manual_slop.tools.security import PathPolicy
 from manual_slop.tools.web import WebSettings
 
 __all__ = [

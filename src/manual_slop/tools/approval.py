@@ -1,7 +1,7 @@
 """The bridge between the tool registry and a running app: approvals and the execution context.
 
 :func:`build_execution_context` snapshots what the tools need from the app (a
-:class:`ToolHost`: the controller) — base dir, tracked files, shell settings —
+:class:`ToolHost`: the controller) — base dir, tracked files, shell settings, memory —
 on the main thread and rebuilds the path allowlist from it (layer 1 of the security
 model), so call it before each send. Its ``pre_tool_callback`` (:func:`make_pre_tool_callback`)
 turns every mutating call into an Execution Clutch dialog —
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from manual_slop.cancel import CancelToken
 from manual_slop.dialogs import ConfirmDialog, Decider, Decision, PendingDialog, ToolApprovalDialog
-from manual_slop.tools.registry import ApprovalRequest, ApprovalResult, ExecutionContext, PreToolCallback
+from manual_slop.tools.tool import ApprovalRequest, ApprovalResult, ExecutionContext, PreToolCallback
 
 if TYPE_CHECKING:
     from manual_slop.redaction import Redactor
@@ -119,6 +119,7 @@ class ProjectSnapshot:
     exclude: tuple[str, ...]
     shell_program: str
     shell_timeout_s: float
+    memory: Any = None  # the open project's memory service (the memory tools), or None
 
     @classmethod
     def of(cls, ctrl: ToolHost) -> ProjectSnapshot:
@@ -129,6 +130,7 @@ class ProjectSnapshot:
             tuple(state.files_exclude),
             state.shell_program,
             state.shell_timeout_s,
+            ctrl.memory.service if ctrl.memory is not None else None,
         )
 
 
@@ -160,5 +162,5 @@ def build_execution_context(
         timeouts={"run_shell": snapshot.shell_timeout_s, "run_powershell": snapshot.shell_timeout_s},
         save_script=ctrl.session_log.save_script,
         redact=ctrl.redactor.redact,
-        memory=ctrl.memory.service if ctrl.memory is not None else None,
+        memory=snapshot.memory,
     )

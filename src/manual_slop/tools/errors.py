@@ -17,7 +17,7 @@ Hierarchy::
                                  name is already registered; raised at registration time
 
 Handlers raise these; :class:`~manual_slop.tools.registry.ToolRegistry` turns them into
-:class:`~manual_slop.tools.registry.ToolResult` values, so nothing the model causes ever
+:class:`~manual_slop.tools.tool.ToolResult` values, so nothing the model causes ever
 escapes ``execute``. Any other exception from a handler is treated as a bug in the tool:
 it becomes an ``error`` result naming the exception and counts toward the circuit breaker.
 """

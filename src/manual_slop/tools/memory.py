@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from manual_slop.memory.notes import MAX_CATEGORY_CHARS, MAX_NOTE_CHARS
 from manual_slop.tools.errors import ToolInputError, ToolUnavailable
 from manual_slop.tools.tool import Tool, ToolRun
 
@@ -29,7 +30,6 @@ def _when(ts: float) -> str:
 
 def recall(args: dict[str, Any], run: ToolRun) -> str:
     memory = _memory(run)
-    memory.ensure_embedder()
     try:
         hits = memory.recall.search(args["query"], exclude=run.ctx.conversation, limit=args.get("limit", 5))
     except ValueError as exc:
@@ -66,8 +66,7 @@ def recall_notes(args: dict[str, Any], run: ToolRun) -> str:
         raise ToolInputError(str(exc)) from exc
     query = str(args.get("query") or "").strip()
     if query and notes:
-        scores = memory.note_relevance(query, notes)
-        ranked = sorted(zip(scores, notes, strict=True), key=lambda pair: -pair[0])
+        ranked = memory.rank_notes(query, notes)
         notes = [note for score, note in ranked if score > 0] or [note for _, note in ranked[:5]]
     if not notes:
         return "No notes recorded" + (
@@ -102,8 +101,8 @@ def memory_tools() -> list[Tool]:
             {
                 "type": "object",
                 "properties": {
-                    "content": {"type": "string", "minLength": 1, "maxLength": 4000},
-                    "category": {"type": "string", "maxLength": 40, "default": "general"},
+                    "content": {"type": "string", "minLength": 1, "maxLength": MAX_NOTE_CHARS},
+                    "category": {"type": "string", "maxLength": MAX_CATEGORY_CHARS, "default": "general"},
                 },
                 "required": ["content"],
                 "additionalProperties": False,
@@ -117,7 +116,7 @@ def memory_tools() -> list[Tool]:
                 "type": "object",
                 "properties": {
                     "query": {"type": "string", "maxLength": 2000},
-                    "category": {"type": "string", "maxLength": 40},
+                    "category": {"type": "string", "maxLength": MAX_CATEGORY_CHARS},
                 },
                 "additionalProperties": False,
             },

@@ -23,7 +23,14 @@ from manual_slop.tools.python_ast import outline_lines
 from manual_slop.tools.textio import read_bytes
 from manual_slop.tools.tool import Tool, ToolRun
 
-__all__ = ["GRAMMARS", "LANGUAGE_BY_SUFFIX", "code_outline", "outline_tools"]
+__all__ = [
+    "GRAMMARS",
+    "LANGUAGE_BY_SUFFIX",
+    "code_outline",
+    "entry_name",
+    "outline_tools",
+    "tree_sitter_language",
+]
 
 SOURCE_LIMIT = 10_000_000
 
@@ -128,7 +135,7 @@ _C_NAME_TYPES = {
 
 
 @functools.cache
-def _language(key: str) -> Any:
+def tree_sitter_language(key: str) -> Any:
     grammar = GRAMMARS[key]
     try:
         import tree_sitter
@@ -157,7 +164,7 @@ def _c_name(node: Any) -> str:
     return ""
 
 
-def _entry_name(language: str, node: Any) -> str | None:
+def entry_name(language: str, node: Any) -> str | None:
     """The name shown for ``node``, or None when the node is not an outline entry after all."""
     kind = node.type
     if kind == "variable_declarator":
@@ -193,7 +200,7 @@ def code_outline(language: str, source: bytes) -> list[str]:
     """Outline lines (indented by nesting) for ``source`` in ``language``."""
     import tree_sitter
 
-    parser = tree_sitter.Parser(_language(language))
+    parser = tree_sitter.Parser(tree_sitter_language(language))
     tree = parser.parse(source)
     table = NODE_TABLES[language]
     lines: list[str] = []
@@ -201,7 +208,7 @@ def code_outline(language: str, source: bytes) -> list[str]:
     def visit(node: Any, depth: int) -> None:
         for child in node.named_children:
             spec = table.get(child.type)
-            name = _entry_name(language, child) if spec else None
+            name = entry_name(language, child) if spec else None
             if spec is None or name is None:
                 visit(child, depth)
                 continue

@@ -1,9 +1,9 @@
 """The tool registry, and the guarded execution of one call.
 
 Tools and the types of a call (:class:`Tool`, :class:`ToolCall`, :class:`ToolResult`,
-:class:`ExecutionContext`, ...) are declared in :mod:`~manual_slop.tools.tool` and
-re-exported here. :meth:`ToolRegistry.execute` runs one :class:`ToolCall` through a fixed
-pipeline::
+:class:`ExecutionContext`, ...) are declared in :mod:`~manual_slop.tools.tool` (import them
+from there or from the package). :meth:`ToolRegistry.execute` runs one :class:`ToolCall`
+through a fixed pipeline::
 
     abort flag set?            -> rejected
     unknown tool?              -> error listing the available tools
@@ -53,36 +53,16 @@ from manual_slop.tools.errors import (
 )
 from manual_slop.tools.tool import (
     DECLARATION_FORMATS,
-    DEFAULT_MAX_OUTPUT_BYTES,
-    DEFAULT_TIMEOUT_S,
     ApprovalRequest,
-    ApprovalResult,
     ExecutionContext,
-    PreToolCallback,
     Tool,
     ToolCall,
     ToolResult,
     ToolRun,
-    ToolStatus,
     unknown_format,
 )
 
-__all__ = [
-    "DECLARATION_FORMATS",
-    "DEFAULT_MAX_OUTPUT_BYTES",
-    "DEFAULT_TIMEOUT_S",
-    "ApprovalRequest",
-    "ApprovalResult",
-    "ExecutionContext",
-    "PreToolCallback",
-    "Tool",
-    "ToolCall",
-    "ToolRegistry",
-    "ToolResult",
-    "ToolRun",
-    "ToolStatus",
-    "default_registry",
-]
+__all__ = ["ToolRegistry", "default_registry"]
 
 log = logging.getLogger(__name__)
 

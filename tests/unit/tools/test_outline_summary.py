@@ -79,7 +79,7 @@ def test_unsupported_extensions_and_missing_grammars(run, project: Path, monkeyp
     monkeypatch.setitem(
         outline_module.GRAMMARS, "go", outline_module.Grammar("Go", "tree_sitter_go_not_installed")
     )
-    outline_module._language.cache_clear()
+    outline_module.tree_sitter_language.cache_clear()
     try:
         (project / "x.go").write_text("package x\n")
         missing = run("get_code_outline", path="x.go")
@@ -91,7 +91,7 @@ def test_unsupported_extensions_and_missing_grammars(run, project: Path, monkeyp
         with pytest.raises(ToolUnavailable):
             outline_module.code_outline("go", b"package x\n")
     finally:
-        outline_module._language.cache_clear()
+        outline_module.tree_sitter_language.cache_clear()
 
 
 # -- get_file_summary -------------------------------------------------------------------------------

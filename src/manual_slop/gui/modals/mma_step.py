@@ -24,7 +24,7 @@ from manual_slop.gui.widgets import COLORS, text_wrapped_colored
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
 
-__all__ = ["READ_ONLY", "StepField", "mma_step", "mma_step_edits", "rebuild", "step_fields"]
+__all__ = ["READ_ONLY", "StepField", "mma_step", "mma_step_edits", "parse_step", "rebuild", "step_fields"]
 
 # tool: a step naming another tool is refused; preview: the runtime's own rendering of the
 # effect; replan / replaces: which replan this is and what it replaces, fixed by the runtime.

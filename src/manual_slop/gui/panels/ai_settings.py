@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from imgui_bundle import imgui
 
+from manual_slop.ai.bindings import OLLAMA_URL
 from manual_slop.config import PROVIDER_NAMES
 from manual_slop.gui.form import form, form_row
 from manual_slop.gui.inputs import combo_field, text_field
@@ -101,7 +102,7 @@ def _offline(ui: Ui) -> None:
         ui.act.click("btn_use_server")
     if imgui.is_item_hovered():
         imgui.set_item_tooltip(
-            "the openai_compatible provider on http://127.0.0.1:11434/v1 (any other "
+            f"the openai_compatible provider on {OLLAMA_URL} (any other "
             "server: choose openai_compatible and set its Base URL)"
         )
     text_wrapped_colored(COLORS["muted"], HOSTED_NOTE)  # wrapped: the column is narrow

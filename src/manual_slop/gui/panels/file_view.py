@@ -32,11 +32,8 @@ def render_file_view(ui: Ui) -> None:
     if view.get("truncated"):
         imgui.text_colored(COLORS["warn"], "the file is large: only its beginning is shown")
     cache = ui.gui.file_view_text
-    text = str(view.get("text", ""))
-    fresh = id(view) != cache.source_id
-    if fresh or len(text) != cache.source_len:
-        cache.source_id, cache.source_len = id(view), len(text)
-        cache.lines = text.splitlines() or [""]
+    fresh = id(view) != cache.source_id  # a newly opened file (each open or load is a new view)
+    cache.update(str(view.get("text", "")), view)
     lines = cache.lines
     digits = len(str(len(lines)))
     if imgui.begin_child(

@@ -10,12 +10,20 @@ same things; the panel keeps only what is being typed, in ``gui.edit_buffers``.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 from imgui_bundle import ImVec2, imgui
 
-from manual_slop.gui.widgets import COLORS, button, small_button, spinner_text, text_elided, text_entry
+from manual_slop.gui.widgets import (
+    COLORS,
+    button,
+    local_time,
+    small_button,
+    spinner_text,
+    text_elided,
+    text_entry,
+    text_wrapped_colored,
+)
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
@@ -68,7 +76,7 @@ def _result(ui: Ui, result: dict[str, Any]) -> None:
         if imgui.text_link(f"{source}:{start}-{end}###link"):
             ui.act.click("btn_open_file", {"path": source, "line": max(1, start), "end_line": max(1, end)})
     elif kind == "conversation":
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(result.get("ts", 0.0))))
+        when = local_time(result.get("ts"))
         name = source.removeprefix("discussion:")
         if source.startswith("discussion:") and name in ui.state.discussions:
             if imgui.text_link(f"{name}###said"):  # the discussion it was said in becomes the active one
@@ -82,9 +90,7 @@ def _result(ui: Ui, result: dict[str, Any]) -> None:
     imgui.same_line()
     imgui.text_disabled(f"{float(result.get('score', 0.0)):.2f}")
     text = str(result.get("text", ""))
-    imgui.push_style_color(imgui.Col_.text, COLORS["muted"])
-    imgui.text_wrapped(text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS] + " …")
-    imgui.pop_style_color()
+    text_wrapped_colored(COLORS["muted"], text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS] + " …")
 
 
 # -- the project index ----------------------------------------------------------------------------
@@ -134,15 +140,11 @@ def _notes(ui: Ui) -> None:
         "##note_category", "category", buffers.get("note_category", "")
     )
     imgui.same_line()
-    imgui.set_next_item_width(-60)
-    _, buffers["note_new"] = imgui.input_text_with_hint(
-        "##note_new", "a note to keep", buffers.get("note_new", "")
-    )
-    imgui.same_line()
-    if imgui.button("Add##note") and buffers["note_new"].strip():
-        data = {"content": buffers["note_new"], "category": buffers["note_category"].strip() or "general"}
-        if ui.act.click("btn_memory_note_add", data):
-            buffers["note_new"] = ""
+    category = buffers["note_category"].strip() or "general"
+    text_entry(
+        buffers, "note_new", "a note to keep", "Add##note",
+        lambda text: ui.act.click("btn_memory_note_add", {"content": text, "category": category}),
+    )  # fmt: skip
     for note in notes:
         imgui.push_id(f"note{note.get('id')}")
         _note(ui, note)
@@ -154,7 +156,7 @@ def _note(ui: Ui, note: dict[str, Any]) -> None:
     key = f"note_edit:{note_id}"
     imgui.text_colored(COLORS["info"], f"[{note.get('category', '')}]")
     imgui.same_line()
-    imgui.text_disabled(time.strftime("%Y-%m-%d %H:%M", time.localtime(float(note.get("ts", 0.0)))))
+    imgui.text_disabled(local_time(note.get("ts")))
     imgui.same_line()
     editing = key in buffers
     if imgui.small_button("Cancel" if editing else "Edit"):

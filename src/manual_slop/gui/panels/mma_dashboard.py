@@ -9,7 +9,6 @@ same title can be told apart; long text is cut to its cell, the whole in a toolt
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 from imgui_bundle import ImVec2, imgui
@@ -20,6 +19,7 @@ from manual_slop.gui.widgets import (
     button,
     clip_tooltip,
     elide,
+    local_time,
     small_button,
     spinner_text,
     status_color,
@@ -30,7 +30,7 @@ from manual_slop.gui.widgets import (
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
 
-__all__ = ["control_blockers", "created_label", "estimate_cost", "render_mma_dashboard"]
+__all__ = ["control_blockers", "estimate_cost", "render_mma_dashboard"]
 
 # USD per million tokens (input, output); an estimate for the dashboard, not a bill.
 PRICES: dict[str, tuple[float, float]] = {
@@ -135,13 +135,6 @@ def _proposals(ui: Ui, blockers: dict[str, str]) -> None:
         ui.act.click("btn_mma_accept_tracks", picked)
 
 
-def created_label(stamp: Any) -> str:
-    """A track's creation time as the list shows it (local time, to the minute)."""
-    if not isinstance(stamp, int | float) or stamp <= 0:
-        return "?"
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
-
-
 def _tracks(ui: Ui, blockers: dict[str, str]) -> None:
     tracks = ui.ctrl.fields.get("mma_tracks")
     if not tracks:
@@ -177,7 +170,7 @@ def _tracks(ui: Ui, blockers: dict[str, str]) -> None:
         imgui.table_set_column_index(1)
         text_elided(track_id, color=COLORS["muted"], keep_end=True)
         imgui.table_set_column_index(2)
-        imgui.text_unformatted(created_label(track.get("created_at")))
+        imgui.text_unformatted(local_time(track.get("created_at")))
         imgui.table_set_column_index(3)
         text_elided(status, color=status_color(status))
         imgui.table_set_column_index(4)

@@ -18,7 +18,13 @@ GEMINI_CLI_VERSION := 0.61.0
 GEMINI_CLI_DIR := .tools/gemini-cli
 GEMINI_CLI_PKG := $(GEMINI_CLI_DIR)/node_modules/@google/gemini-cli/package.json
 
-.PHONY: help run test lint setup system-deps gemini-cli clean
+# The real Aider CLI (PyPI), pinned, for the /plan pipeline's `aider` engine: its own venv, never
+# the app's (it pins dozens of dependencies exactly). The stamp holds the installed version.
+AIDER_VERSION := 0.86.2
+AIDER_DIR := .tools/aider
+AIDER_STAMP := $(AIDER_DIR)/.installed
+
+.PHONY: help run test lint setup system-deps gemini-cli aider clean
 
 help:
 	@echo "make run    start Manual Slop (the desktop window, or headless without a display)"
@@ -62,13 +68,26 @@ gemini-cli:
 			@google/gemini-cli@$(GEMINI_CLI_VERSION) >/dev/null; \
 	fi
 
+# Installs the pinned Aider into .tools/aider (nothing to do when that version is already there).
+aider:
+	@if [ "$$(cat $(AIDER_STAMP) 2>/dev/null)" != "$(AIDER_VERSION)" ]; then \
+		echo "installing aider-chat $(AIDER_VERSION) into $(AIDER_DIR) ..."; \
+		rm -rf $(AIDER_DIR); \
+		$(PYTHON) -m venv $(AIDER_DIR); \
+		$(AIDER_DIR)/bin/python -m pip install --disable-pip-version-check --quiet \
+			aider-chat==$(AIDER_VERSION) 2>&1 | $(PIP_QUIET); \
+		$(AIDER_DIR)/bin/aider --version >/dev/null 2>&1 \
+			|| { echo "aider-chat $(AIDER_VERSION) did not install into $(AIDER_DIR)"; exit 1; }; \
+		echo "$(AIDER_VERSION)" > $(AIDER_STAMP); \
+	fi
+
 run: setup
 	@$(PY) sloppy.py $(ARGS)
 
 lint: setup
 	@$(PY) -m ruff check src tests simulation sloppy.py
 
-test: setup system-deps gemini-cli lint
+test: setup system-deps gemini-cli aider lint
 	@$(PY) -m pytest
 
 clean:

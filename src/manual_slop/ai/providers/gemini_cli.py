@@ -35,7 +35,6 @@ kills the CLI's whole process tree and reaps it.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import queue
@@ -64,6 +63,7 @@ from manual_slop.ai.xml_protocol import (
 )
 from manual_slop.cancel import CancelToken
 from manual_slop.hooks.token import runtime_token_path
+from manual_slop.process_tree import kill_tree, pump_lines
 from manual_slop.tools.shell import scrubbed_environment
 
 __all__ = ["CLI_EXIT_CODES", "GeminiCliProvider"]
@@ -271,13 +271,13 @@ class GeminiCliProvider(Provider):
                 raise self.error(ErrorKind.UNKNOWN, exc, retryable=False) from exc
             out: queue.Queue[str | None] = queue.Queue()
             threads = [
-                threading.Thread(target=_pump, args=(proc.stdout, out), name="slop-gemini-cli-out"),
+                threading.Thread(target=pump_lines, args=(proc.stdout, out), name="slop-gemini-cli-out"),
                 threading.Thread(target=_feed, args=(proc.stdin, stdin), name="slop-gemini-cli-in"),
             ]
             for thread in threads:
                 thread.daemon = True
                 thread.start()
-            unregister = cancel.on_cancel(lambda: _kill_tree(proc)) if cancel is not None else None
+            unregister = cancel.on_cancel(lambda: kill_tree(proc)) if cancel is not None else None
             try:
                 self._read(proc, out, call)
                 try:
@@ -287,7 +287,7 @@ class GeminiCliProvider(Provider):
                         ErrorKind.NETWORK, None, message="the gemini CLI closed its output but did not exit"
                     ) from None
             except BaseException:
-                _kill_tree(proc)
+                kill_tree(proc)
                 raise
             finally:
                 if unregister is not None:
@@ -481,16 +481,6 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _pump(stream: Any, out: queue.Queue[str | None]) -> None:
-    try:
-        for line in stream:
-            out.put(line)
-    except (OSError, ValueError):
-        pass  # the pipe was closed under us (the CLI was killed)
-    finally:
-        out.put(None)
-
-
 def _feed(stream: Any, text: str) -> None:
     try:
         if text:
@@ -498,29 +488,6 @@ def _feed(stream: Any, text: str) -> None:
         stream.close()
     except (OSError, ValueError):
         pass  # the CLI exited early; its exit code tells why
-
-
-def _kill_tree(proc: subprocess.Popen[str]) -> None:
-    """Kill the CLI, its process group and any descendant that left it; reap the CLI."""
-    descendants: list[Any] = []
-    try:
-        import psutil
-
-        descendants = psutil.Process(proc.pid).children(recursive=True)
-    except Exception:
-        descendants = []  # already gone, or psutil cannot see it: the group kill still runs
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    for child in descendants:
-        try:
-            child.kill()
-        except Exception:
-            continue  # it ended on its own
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=5)
 
 
 def _render_turn(message: Message) -> str:

@@ -68,17 +68,11 @@ gemini-cli:
 			@google/gemini-cli@$(GEMINI_CLI_VERSION) >/dev/null; \
 	fi
 
-# Installs the pinned Aider into .tools/aider (nothing to do when that version is already there).
-aider:
+# Installs the pinned Aider into .tools/aider (nothing to do when that version is already there);
+# the app's "Install Aider" (btn_plan_install_aider) runs the same installer.
+aider: setup
 	@if [ "$$(cat $(AIDER_STAMP) 2>/dev/null)" != "$(AIDER_VERSION)" ]; then \
-		echo "installing aider-chat $(AIDER_VERSION) into $(AIDER_DIR) ..."; \
-		rm -rf $(AIDER_DIR); \
-		$(PYTHON) -m venv $(AIDER_DIR); \
-		$(AIDER_DIR)/bin/python -m pip install --disable-pip-version-check --quiet \
-			aider-chat==$(AIDER_VERSION) 2>&1 | $(PIP_QUIET); \
-		$(AIDER_DIR)/bin/aider --version >/dev/null 2>&1 \
-			|| { echo "aider-chat $(AIDER_VERSION) did not install into $(AIDER_DIR)"; exit 1; }; \
-		echo "$(AIDER_VERSION)" > $(AIDER_STAMP); \
+		$(PY) -m manual_slop.plan.aider_install $(AIDER_DIR); \
 	fi
 
 run: setup

@@ -6,7 +6,9 @@ or an executable mock ``gemini`` CLI printing stream-json. The app under test ta
 them through its real provider code; nothing needs the internet.
 
 A **turn file** (``simulation/turns/<scenario>.toml``) describes what the model answers,
-in groups a scenario pushes step by step::
+in groups a scenario pushes step by step — or, when the order of the calls is not fixed (a
+plan's parallel subtasks), groups that answer the requests routed to them by their content
+(:meth:`ScriptedProvider.answer_by`)::
 
     # each top-level key is a group: a list of turns answered in order
     [[read_files]]
@@ -35,8 +37,10 @@ from __future__ import annotations
 
 import json
 import secrets
+import threading
 import tomllib
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -228,6 +232,8 @@ class ScriptedProvider:
         self._server: FakeServer | None = None
         self._cli: FakeGeminiCli | None = None
         self._workdir = workdir
+        self._routed: dict[str, deque[Turn]] = {}  # answer_by: the turns each group has left
+        self._routed_lock = threading.Lock()  # the fake answers parallel calls on several threads
 
     # -- lifetime --------------------------------------------------------------------------
     def start(self) -> ScriptedProvider:
@@ -284,9 +290,33 @@ class ScriptedProvider:
         self.push(*turns)
         return len(turns)
 
+    def answer_by(self, route: Callable[[Recorded], str | None], groups: list[str] | None = None) -> None:
+        """Answer by content, for calls whose order is not fixed (parallel work; HTTP fakes only):
+        ``route`` names the turn-file group a request belongs to, and that group's turns answer
+        its requests in order. ``groups`` (default: every group of the turn file) are the ones
+        served this way. A request routed nowhere (None), or to a group with no turn left, gets
+        the next pushed turn, so an unexpected call still finds the script empty."""
+        if self.script is None:
+            raise TurnScriptError("this scenario has no turn file")
+        if self._server is None:
+            raise TurnScriptError(f"the {self.name} fake cannot answer by content")
+        with self._routed_lock:
+            self._routed = {name: deque(self.script.group(name)) for name in groups or self.script.groups}
+
+        def respond(request: Recorded) -> Turn | None:
+            group = route(request)
+            with self._routed_lock:
+                turns = self._routed.get(group) if group is not None else None
+                return turns.popleft() if turns else None
+
+        self._server.responder = respond
+
     def remaining(self) -> int:
+        """Turns not answered yet: pushed ones and those left in :meth:`answer_by`'s groups."""
+        with self._routed_lock:
+            routed = sum(len(turns) for turns in self._routed.values())
         if self._server is not None:
-            return self._server.remaining()
+            return self._server.remaining() + routed
         if self._cli is not None:
             calls = len(self._cli.calls())
             return max(0, len(json.loads(self._cli.script.read_text(encoding="utf-8"))) - calls)

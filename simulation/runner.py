@@ -29,6 +29,7 @@ from simulation.sim_discussion import DiscussionSimulation
 from simulation.sim_execution import ExecutionSimulation
 from simulation.sim_faults import FaultsSimulation
 from simulation.sim_mma import MMASimulation
+from simulation.sim_plan import PlanSimulation
 from simulation.sim_tools import ToolsSimulation
 from simulation.user_agent import Pace
 
@@ -43,6 +44,7 @@ SCENARIOS: dict[str, type[BaseSimulation]] = {
         ExecutionSimulation,
         DiscussionSimulation,
         MMASimulation,
+        PlanSimulation,
         FaultsSimulation,
     )
 }

@@ -1,6 +1,6 @@
 """Every simulation scenario against a real headless app (launched as a subprocess),
 sim_execution and sim_mma against the desktop app under Xvfb, a deliberately
-misconfigured setup that each of four scenarios must catch, the command line, a run
+misconfigured setup that each of five scenarios must catch, the command line, a run
 attached to an app started beforehand (whose settings must come back), and a run
 terminated midway (whose app must not outlive it)."""
 
@@ -21,6 +21,7 @@ from simulation.runner import SCENARIOS, main
 from simulation.sim_execution import ExecutionSimulation
 from simulation.sim_faults import FaultsSimulation
 from simulation.sim_mma import MMASimulation
+from simulation.sim_plan import PlanSimulation
 from simulation.sim_tools import ToolsSimulation
 
 from manual_slop.hooks import ApiHookClient
@@ -65,6 +66,16 @@ class FaultsThatNeverFail(FaultsSimulation):
         super().run()
 
 
+class PlanRightFirstTime(PlanSimulation):
+    """A planner whose first plan is already valid: the correction round never happens."""
+
+    def run(self) -> None:
+        script = self.fake.script
+        assert script is not None
+        script.groups["planner"] = script.groups["planner"][1:]
+        super().run()
+
+
 AUTO = {"approval": {"policy": "auto"}}
 MMA_DIALOG_ORDER = "each worker asked to start, then to act; 'validate' only after 'form' was done"
 
@@ -80,8 +91,15 @@ MMA_DIALOG_ORDER = "each worker asked to start, then to act; 'validate' only aft
             "each worker asked to start, then to act; 'validate' only after 'form' was done",
         ),
         (FaultsThatNeverFail, {}, "the provider was called 2x"),
+        (PlanRightFirstTime, {}, "the planner was asked twice: the goal, then the correction"),
     ],
-    ids=["execution-clutch-auto", "tools-clutch-auto", "mma-clutch-auto", "faults-provider-never-fails"],
+    ids=[
+        "execution-clutch-auto",
+        "tools-clutch-auto",
+        "mma-clutch-auto",
+        "faults-provider-never-fails",
+        "plan-never-corrected",
+    ],
 )
 def test_a_deliberately_broken_setup_fails_the_scenario(
     cls: type[BaseSimulation], overrides: dict, failed_check: str, tmp_path: Path
@@ -161,11 +179,16 @@ def test_attached_runs_leave_the_app_as_they_found_it(tmp_path: Path) -> None:
             "max_tokens",
             "proposed_tracks",
             "mma_epic_input",
+            "plan_judge",
+            "token_profile",
+            "agents",
         ):
             assert after[field] == before[field], field
-        # No action deletes a track: the MMA run's track stays listed (its folder went with the run).
+        # No action deletes a track: the MMA run's track and the plan's stay listed (their folders
+        # went with the runs).
         assert [t["title"] for t in after["mma_tracks"]] == [t["title"] for t in before["mma_tracks"]] + [
-            "Login form"
+            "Login form",
+            "Build a tiny REST API",
         ]
     finally:
         app.stop()

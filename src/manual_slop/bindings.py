@@ -104,6 +104,8 @@ FEATURE_REGISTRARS: tuple[str, ...] = (
     "manual_slop.mma.bindings.register",
     "manual_slop.memory.bindings.register",
     "manual_slop.file_view.register",
+    "manual_slop.agents.bindings.register",
+    "manual_slop.plan.bindings.register",
 )
 
 

@@ -31,6 +31,7 @@ import tomli_w
 
 from manual_slop.atomic_io import atomic_write_bytes, move_aside, sweep_stale_temps
 from manual_slop.schema import Field, Problem, Schema, normalize
+from manual_slop.token_profiles import PROFILES
 
 __all__ = [
     "CONTEXT_STRATEGIES",
@@ -101,6 +102,7 @@ DEFAULT_WINDOWS: dict[str, bool] = {
     "Logs": False,
     "Memory": False,
     "File View": False,
+    "Agents": False,
 }
 
 APPROVAL_POLICIES: tuple[str, ...] = ("manual", "allow_list", "auto")
@@ -145,6 +147,8 @@ def _global_schema() -> dict[str, Field]:
         "gui.show_windows": Field(dict, dict(DEFAULT_WINDOWS), "Visible panels", values=bool),
         "projects.active": Field(str, "manual_slop.toml", "Project file opened at start"),
         "projects.recent": Field(list, [], "Recently opened project files", items=str),
+        "tokens.profile": Field(str, "balanced", "Token profile: max_tokens per phase", choices=PROFILES),
+        "tokens.custom": Field(dict, {}, "Limits of the custom token profile by phase", values=int),
     }
     for name in PROVIDER_NAMES:
         schema[f"providers.{name}.base_url"] = Field(str, "", f"{name} endpoint ('' = provider default)")
@@ -235,6 +239,14 @@ PROJECT_SCHEMA: Schema = {
     ),
     "rag.enabled": Field(bool, False, "Add the project index's top passages to each send"),
     "rag.top_k": Field(int, 5, "Passages added per send", minimum=1, maximum=50),
+    "agents.active": Field(str, "", "The agent profile chat runs as ('' = none)"),
+    "plan.max_subtasks": Field(int, 12, "Most subtasks a /plan may have", minimum=1, maximum=100),
+    "plan.judge": Field(
+        str, "off", "Who scores a finished plan: a provider, or off", choices=("off", *PROVIDER_NAMES)
+    ),
+    "plan.engine_timeout_s": Field(
+        float, 600.0, "How long an external engine (aider) may run before it is killed", minimum=5.0
+    ),
 }
 # The project keys of the memory feature ([memory] and [rag]): AppState.memory_settings by full key.
 MEMORY_KEYS: tuple[str, ...] = tuple(key for key in PROJECT_SCHEMA if key.startswith(("memory.", "rag.")))

@@ -60,9 +60,11 @@ from manual_slop.request_flow import ChatBackend, RequestFlow
 from manual_slop.requests import RequestBoard, RequestRecord
 from manual_slop.schema import Problem
 from manual_slop.session_log import SessionLog
+from manual_slop.slash_commands import command_of, run_command
 from manual_slop.state import AppState, Notification
 from manual_slop.tasks import GuardedList, TaskBoard
 from manual_slop.threads import DaemonThreadExecutor, join_all
+from manual_slop.token_profiles import TokenProfiles
 from manual_slop.tools.security import PathPolicy
 
 __all__ = ["AppController", "ChatBackend", "LaunchOptions", "RequestRecord"]
@@ -491,7 +493,11 @@ class AppController:
     # requests (main thread starts them; any thread reads their status)
     # =====================================================================================
     def submit_user_message(self, prompt: str) -> str:
-        """Gen + Send (main thread): see :class:`~manual_slop.request_flow.RequestFlow`."""
+        """Gen + Send (main thread): see :class:`~manual_slop.request_flow.RequestFlow`. A slash
+        command (``/agent``, ``/tokens``, ``/extreme``, ``/plan``) runs here instead."""
+        command = command_of(prompt)
+        if command is not None:
+            return run_command(self, *command, prompt)
         return self.flow.submit(prompt)
 
     def cancel_request(self, request_id: str, reason: str = "stopped by the user") -> str:
@@ -524,6 +530,10 @@ class AppController:
             "temperature": state.temperature,
             "top_p": state.top_p,
             "max_tokens": state.max_tokens,
+            # summaries, compaction and other sub-calls answer within the token profile's summary limit
+            "summary_max_tokens": TokenProfiles(state.token_profile, state.token_custom).limit(
+                "summary", state.max_tokens
+            ),
             "history_trunc_limit": state.history_trunc_limit,
             "system_prompt": state.system_prompt,
             "fallback": list(self.setting("ai.fallback") or []),

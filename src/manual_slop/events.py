@@ -124,6 +124,7 @@ class UserRequestEvent:
     discussion: str = ""  # where the reply goes (the discussion active when the message was sent)
     entries: list[tuple[str, str]] = field(default_factory=list)  # (role, text) before this message
     memory: Any = None  # a memory.service.MemorySettings snapshot (None: no memory store)
+    tools: tuple[str, ...] | None = None  # the active agent's allowed tools (None: every tool)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

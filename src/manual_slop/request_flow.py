@@ -20,6 +20,7 @@ goes into the discussion marked as cut. Shutdown cancels every request still run
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import logging
 import uuid
@@ -108,6 +109,13 @@ class RequestFlow:
         state = ctrl.state
         memory = ctrl.memory.settings() if ctrl.memory is not None and ctrl.memory.service else None
         settings = ctrl.ai_settings()
+        agents = getattr(ctrl, "agents", None)
+        agent = agents.apply_to_settings(settings, "chat") if agents is not None else None
+        if agent is not None and memory is not None and agent.memory_categories:
+            memory = dataclasses.replace(memory, categories=agent.memory_categories)
+        context = ctrl.context.request()
+        if agent is not None and context is not None:  # the context's System Prompt section says it once
+            context = dataclasses.replace(context, system_prompt=settings["system_prompt"])
         if memory is not None:
             settings.update(
                 history_window=memory.history_window,
@@ -122,10 +130,11 @@ class RequestFlow:
             base_dir=str(ctrl.base_dir()),
             request_id=request_id,
             settings=settings,
-            context=ctrl.context.request(),
+            context=context,
             discussion=state.active_discussion,
             entries=ctrl.memory.turns() if memory is not None else [],
             memory=memory,
+            tools=agent.tools if agent is not None else None,
         )
         ctrl.requests.add(request_id, prompt, CancelToken())
         if state.auto_add:
@@ -225,6 +234,8 @@ class RequestFlow:
         if fits:
             extras["fit_context"] = self._fitter(event)  # compiled for the answering model's window
         token.check()
+        if event.tools is not None:
+            extras["tools"] = list(event.tools)  # the agent's allowed tools
         return backend.send(
             md_content,
             event.prompt,

@@ -41,6 +41,8 @@ PROJECT_FIELDS: tuple[str, ...] = (
     "context_presets",
     "mma_settings",
     "memory_settings",
+    "active_agent",
+    "plan_settings",
 )
 
 
@@ -131,6 +133,14 @@ class AppState:
     memory_notes: list[dict[str, Any]] = field(default_factory=list)
     memory_profile_lines: list[dict[str, Any]] = field(default_factory=list)
     file_view: dict[str, Any] = field(default_factory=dict)  # the File View panel (file_view)
+    # agent profiles and token profiles (agents.bindings)
+    agents: list[dict[str, Any]] = field(default_factory=list)
+    agent_problems: list[dict[str, Any]] = field(default_factory=list)
+    active_agent: str = ""
+    token_profile: str = "balanced"
+    token_custom: dict[str, int] = field(default_factory=dict)
+    plan_settings: dict[str, Any] = field(default_factory=dict)  # the project's [plan] table
+    plans: list[dict[str, Any]] = field(default_factory=list)  # summaries of the project's plans
     # logs and telemetry
     comms_log: list[dict[str, Any]] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -198,6 +208,8 @@ class AppState:
         state.theme = get_path(config, "gui.theme")
         state.font_scale = get_path(config, "gui.font_scale")
         state.show_windows = dict(get_path(config, "gui.show_windows"))
+        state.token_profile = get_path(config, "tokens.profile")
+        state.token_custom = dict(get_path(config, "tokens.custom"))
 
         state.project_name = get_path(project, "project.name") or project_stem
         state.system_prompt = get_path(project, "project.system_prompt")
@@ -217,6 +229,8 @@ class AppState:
         state.context_presets = copy.deepcopy(get_path(project, "context.presets"))
         state.mma_settings = copy.deepcopy(get_path(project, "mma", {}))
         state.memory_settings = {key: copy.deepcopy(get_path(project, key)) for key in MEMORY_KEYS}
+        state.active_agent = get_path(project, "agents.active")
+        state.plan_settings = copy.deepcopy(get_path(project, "plan", {}))
 
         state.discussions = copy.deepcopy(get_path(history, "discussions"))
         state.active_discussion = get_path(history, "active") or "main"
@@ -248,6 +262,8 @@ class AppState:
         set_path(out, "gui.theme", self.theme)
         set_path(out, "gui.font_scale", self.font_scale)
         set_path(out, "gui.show_windows", dict(self.show_windows))
+        set_path(out, "tokens.profile", self.token_profile)
+        set_path(out, "tokens.custom", dict(self.token_custom))
         return out
 
     def apply_to_project(self, project: dict[str, Any]) -> dict[str, Any]:
@@ -273,6 +289,9 @@ class AppState:
             set_path(out, f"mma.{key}", copy.deepcopy(value))
         for key, value in self.memory_settings.items():
             set_path(out, key, copy.deepcopy(value))
+        set_path(out, "agents.active", self.active_agent)
+        for key, value in self.plan_settings.items():
+            set_path(out, f"plan.{key}", copy.deepcopy(value))
         return out
 
     def apply_to_history(self, history: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -213,6 +213,9 @@ class FakeServer:
         self._connections: set[socket.socket] = set()
         self.stopping = threading.Event()
         self.unscripted = 0  # model calls that found the script empty
+        # answers by content, for calls whose order is not fixed (parallel work): a turn, or None
+        # to take the next scripted one
+        self.responder: Callable[[Recorded], Turn | None] | None = None
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -294,8 +297,11 @@ class FakeServer:
         return Response(404, {"error": {"message": f"no route for {request.method} {request.path}"}})
 
     def answer_model_call(self, request: Recorded, stream: bool) -> Answer:
-        """The next scripted turn rendered for this protocol (the common part of every model call)."""
-        turn = self.next_turn()
+        """The responder's turn, or the next scripted one, rendered for this protocol (the common
+        part of every model call)."""
+        turn = self.responder(request) if self.responder is not None else None
+        if turn is None:
+            turn = self.next_turn()
         if turn is None:
             return Response(
                 418,

@@ -428,8 +428,9 @@ def test_each_discussion_sends_in_its_own_conversation(make_controller) -> None:
     ctrl.listboxes.select("discussions", "main")
     send("back in main")
     assert [c["conversation"] for c in backend.calls] == [
-        "discussion:main", "discussion:main", "discussion:other", "discussion:main",
+        "discussion:main",
+        "discussion:main",
+        "discussion:other",
+        "discussion:main",
     ]
     assert backend.resets == 0  # nobody's session is reset: each discussion has its own
-
-

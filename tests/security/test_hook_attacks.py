@@ -86,6 +86,9 @@ HARMFUL_BODIES: dict[str, dict[str, Any]] = {
     "/api/memory/recall": {"query": "attack: read past conversations"},
     "/api/memory/notes": {"content": ATTACK_MARK},  # would plant a note in every later prompt
     "/api/memory/profile": {"lines": [ATTACK_MARK]},  # (PUT) would rewrite the profile
+    "/api/agents/{key}": {"system_prompt": ATTACK_MARK},  # (PUT) would plant an agent's prompt
+    "/api/plan": {"goal": "attack: spend the user's tokens on a plan"},
+    "/api/mma/tickets/{id}/depends_on": {"depends_on": []},  # would rewire the user's ticket DAG
 }
 
 CATEGORIES = ("token", "host", "origin", "content_type", "nesting", "headers", "request_line")
@@ -665,6 +668,9 @@ def test_nothing_was_applied_or_queued(app: RunningApp, attack_run: AttackRun) -
     assert app.call("GET", "/api/pending") == (200, {"pending": []})
     status, session = app.call("GET", "/api/session")
     assert status == 200 and all(entry["content"] != ATTACK_MARK for entry in session["entries"]), session
+    assert app.call("GET", "/api/plans") == (200, {"plans": []}), "an attack started a plan"
+    status, agents = app.call("GET", "/api/agents")
+    assert status == 200 and agents["agents"] == [], "an attack planted an agent profile"
     (session_dir,) = (app.log_dir / "sessions").iterdir()
     assert (session_dir / "audit.log").read_text() == "", "an approval was decided"
 

@@ -13,6 +13,7 @@ It satisfies the controller's ``ChatBackend`` protocol: ``apply_settings(setting
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -25,6 +26,13 @@ from typing import Any
 from manual_slop.ai.comms import CommsLog, get_current_tier, set_current_tier
 from manual_slop.ai.errors import AIError, ProviderError
 from manual_slop.ai.messages import Message, ModelRequest, StreamSink, ToolChoice, Usage
+from manual_slop.ai.prompts import (
+    BASE_INSTRUCTIONS,
+    COMPRESSION_PROMPT,
+    PATCH_PROMPT,
+    SUMMARY_PROMPT,
+    system_text,
+)
 from manual_slop.ai.providers import Provider, ProviderConfig, ProviderHooks, provider_class
 from manual_slop.ai.rag import RagEngine, append_retrieved, retrieve
 from manual_slop.ai.refresh import FileRefresher, Refresher
@@ -62,26 +70,6 @@ ContextFit = Callable[[RequestBudget], tuple[str, Refresher | None]]
 
 DEFAULT_CONVERSATION = "chat"  # the conversation of a send that names none
 
-BASE_INSTRUCTIONS = (
-    "You are the assistant inside Manual Slop, a workbench where a human curates the context and "
-    "approves every change. Be precise and brief. Use the tools to read before you change anything; "
-    "every change you make is shown to the user for approval first."
-)
-COMPRESSION_PROMPT = (
-    "Summarise the discussion below so it can replace the full text in later requests. Keep every "
-    "decision, file path, open question and unresolved problem; drop pleasantries and repeated tool "
-    "output. Answer with the summary only."
-)
-SUMMARY_PROMPT = (
-    "Summarise this file for an engineer who has not read it: what it is for, its main parts and how "
-    "they connect, and anything surprising. Be dense and specific; answer with the summary only."
-)
-PATCH_PROMPT = (
-    "A test or command failed. Propose the smallest fix as a unified diff (---/+++ headers, @@ hunks) "
-    "against the files shown. Answer with the diff only."
-)
-
-
 class AIClient:
     """Multi-provider chat client with one tool loop, retries, fallback and a comms log."""
 
@@ -118,6 +106,7 @@ class AIClient:
         # where conversations come from: in memory, or the project's memory store (set by the app)
         self.conversations: ConversationSource = InMemoryConversations()
         self._session_of: dict[str, str] = {}  # provider name -> the conversation its session caches
+        self._family = _Family()  # what this client shares with its forks (see fork())
         self._abort = threading.Event()  # set by cleanup(): waits end early
         self._current = ("", "")  # (provider, model) of the call being logged
         self._active_cancel: CancelToken | None = None  # the token of the send in flight
@@ -212,6 +201,7 @@ class AIClient:
                 "history_window",
                 "memory_budget_tokens",
                 "memory_split",
+                "summary_max_tokens",
             )
             if settings.get(k) is not None
         }
@@ -254,6 +244,8 @@ class AIClient:
 
     def _instance(self, name: str, config: ProviderConfig) -> Provider:
         provider = self._providers.get(name)
+        if provider is None and name == "local":
+            provider = self._family.local  # one loaded model for the client and all its forks
         if provider is None:
             cls = provider_class(name)
             if name == "local" and self._local_engine_factory is not None:
@@ -261,9 +253,53 @@ class AIClient:
             else:
                 provider = cls(config, self._hooks())
             self._providers[name] = provider
+            if name == "local":
+                self._family.local = provider
         else:
-            provider.reconfigure(config)
+            self._providers[name] = provider
+            with self._family.local_lock if name == "local" else contextlib.nullcontext():
+                provider.reconfigure(config)  # never under a fork's request on the shared model
         return provider
+
+    def fork(self) -> AIClient:
+        """A client for work that runs beside this one's (plan subtasks, merge, judge): the same
+        settings, tools, callbacks, comms log, redactor and conversation store, but its own provider
+        sessions and send lock, so its sends do not wait for this client's. The in-process local
+        model is shared, one request at a time. :meth:`release` it when done."""
+        child = AIClient(
+            registry=self.registry(),
+            retry=self.retry,
+            local_engine_factory=self._local_engine_factory,
+            clock=self._clock,
+        )
+        with self._settings_lock:
+            child.settings = self.settings.copy()
+        child.comms = self.comms
+        child.events = self.events
+        child.conversations = self.conversations
+        for name in (
+            "tool_log_callback",
+            "confirm_and_run_callback",
+            "cli_log_callback",
+            "notify_callback",
+            "hook_api_callback",
+            "redact_callback",
+        ):
+            setattr(child, name, getattr(self, name))
+        child._family = self._family
+        return child
+
+    def release(self) -> None:
+        """Close a fork's own provider connections (the shared local model stays loaded)."""
+        with self._send_lock:
+            for provider in self._providers.values():
+                if provider is self._family.local:
+                    continue
+                try:
+                    provider.cleanup()
+                finally:
+                    provider.close()
+            self._providers.clear()
 
     def registry(self) -> ToolRegistry:
         """The tools offered to models (every built-in tool unless one was given)."""
@@ -321,6 +357,7 @@ class AIClient:
         conversation_kind: str = "chat",
         ticket: str = "",
         memory_block: Callable[[MemoryBudget, bool], str] | None = None,
+        tools: Sequence[str] | None = None,
     ) -> str:
         """Send ``user_message`` with ``md_content`` as context; returns the model's final text.
 
@@ -334,7 +371,8 @@ class AIClient:
         ``conversation`` names the conversation the send continues (default
         :data:`DEFAULT_CONVERSATION`); no send touches another conversation. ``memory_block(budget,
         first_request)`` gives the memory section of the system prompt for the active provider's
-        budget (profile, notes, recall; see ``memory.service``).
+        budget (profile, notes, recall; see ``memory.service``). ``tools``: only these tools are
+        offered and run (an agent's allowed tools; default every tool).
 
         Raises ProviderError (classified; ``ui_message()`` for the user) when every provider
         in the chain failed, ConfigurationError for unusable settings.
@@ -368,6 +406,7 @@ class AIClient:
                     conversation_kind=conversation_kind,
                     ticket=ticket,
                     memory_block=memory_block,
+                    tools=tools,
                 )
             finally:
                 set_current_tier(previous_tier)
@@ -398,9 +437,13 @@ class AIClient:
         conversation_kind: str = "chat",
         ticket: str = "",
         memory_block: Callable[[MemoryBudget, bool], str] | None = None,
+        tools: Sequence[str] | None = None,
+        summary: bool = False,
     ) -> str:
         with self._settings_lock:
             settings = self.settings.copy()
+        if summary:  # a summary-phase sub-call answers within the token profile's summary limit
+            settings.max_tokens = settings.summary_limit()
         self._abort.clear()
         cancel = cancel if cancel is not None else CancelToken()
         self._active_cancel = cancel  # cleanup() stops it
@@ -415,7 +458,7 @@ class AIClient:
 
         def with_context(markdown: str) -> tuple[str, str]:  # (context, system text) as sent
             markdown = redact(append_retrieved(markdown, retrieved()))
-            return markdown, redact(_system_text(prompt, markdown))
+            return markdown, redact(system_text(prompt, markdown, memory_text))
 
         refresher = refresher if refresher is not None else FileRefresher(file_items, base_dir)
         chain = self._chain(settings)
@@ -425,13 +468,12 @@ class AIClient:
             conversation_id, kind=conversation_kind, tier=get_current_tier() or "", ticket=ticket
         )
         started_with = len(conversation)
+        memory_text = ""  # profile, notes, recall: after the prompt, never part of its dedup check
         if memory_block is not None:  # profile, notes, recall: sized for the active provider
             active = self._instance(chain[0], settings.config_for(chain[0]))
             fixed = estimate_tokens(len(prompt) + len(md_content))
             budget = self._compactor(settings, active, cancel).budget(active.budget()[1], fixed)
-            block = memory_block(budget, started_with == 0)
-            if block:
-                prompt = f"{prompt.rstrip()}\n\n{block}" if prompt.strip() else block
+            memory_text = memory_block(budget, started_with == 0)
         # (context, system text) as sent; with fit_context, compiled for each provider's room below
         prepared = with_context(md_content) if fit_context is None else ("", "")
         passed_over: list[str] = []  # why the answer does not come from the active provider
@@ -459,7 +501,7 @@ class AIClient:
             if fit_context is not None or context_md:  # the context this provider's window has room for
                 budget = budget_for(
                     provider,
-                    instructions=_system_text(prompt, ""),
+                    instructions=system_text(prompt, "", memory_text),
                     tools=self._tool_text(provider) if enable_tools else "",
                     message=first,
                     history=conversation.text() if len(conversation) == started_with else "",
@@ -476,7 +518,9 @@ class AIClient:
                 user_message=first,
                 prompt=user_message,
                 answer_schema=answer_schema,
-                registry=self.registry() if enable_tools else None,
+                registry=(self.registry() if tools is None else self.registry().subset(tools))
+                if enable_tools
+                else None,
                 exec_context=exec_context,
                 trunc_limit=settings.history_trunc_limit,
                 refresher=refresher,
@@ -509,7 +553,9 @@ class AIClient:
                 compactor=self._compactor(settings, provider, cancel),
             )
             try:
-                text = ToolLoop(provider, conversation, setup).run()
+                # the one in-process model answers one request at a time, whichever fork asks
+                with self._family.local_lock if name == "local" else contextlib.nullcontext():
+                    text = ToolLoop(provider, conversation, setup).run()
             except RequestCancelled:
                 raise  # a stop is not a failure: no fallback
             except AIError as error:
@@ -532,14 +578,17 @@ class AIClient:
     def _compactor(self, settings: ClientSettings, provider: Provider, cancel: CancelToken) -> Compactor:
         """The conversation's compaction on ``provider`` (and the memory budget it splits)."""
         return Compactor(
-            self._summarizer(provider, cancel),
+            self._summarizer(provider, cancel, settings.summary_limit()),
             budget_tokens=settings.memory_budget_tokens,
             split=settings.memory_split,
             history_window=settings.history_window,
         )
 
-    def _summarizer(self, provider: Provider, cancel: CancelToken) -> Callable[[str, str], tuple[str, Usage]]:
-        """The compaction sub-call: one text-only call on ``provider``, stored as its own conversation."""
+    def _summarizer(
+        self, provider: Provider, cancel: CancelToken, summary_limit: int
+    ) -> Callable[[str, str], tuple[str, Usage]]:
+        """The compaction sub-call: one text-only call on ``provider`` within ``summary_limit``
+        tokens, stored as its own conversation."""
 
         def summarize(instructions: str, text: str) -> tuple[str, Usage]:
             sub = self.conversations.open(f"sub:{uuid.uuid4().hex[:16]}", kind="subcall")
@@ -552,9 +601,12 @@ class AIClient:
                 cancel=cancel,
             )
             self._append_comms("OUT", "request", {"message": "(compaction summary)", "chars": len(text)})
+            config = provider.config
+            provider.reconfigure(dataclasses.replace(config, max_tokens=summary_limit))  # the summary phase
             try:
                 reply = provider.generate(request)
             finally:
+                provider.reconfigure(config)
                 provider.reset()  # its session now holds the sub-call; the next call rebuilds it
             sub.add(Message.assistant(reply.text), reply.usage)
             self.last_usage.add(reply.usage)
@@ -597,7 +649,7 @@ class AIClient:
     # =====================================================================================
     # text-only helpers for later features (tools disabled, history untouched)
     # =====================================================================================
-    def _one_shot(self, instructions: str, prompt: str) -> str:
+    def _one_shot(self, instructions: str, prompt: str, *, summary: bool = True) -> str:
         with self._send_lock:
             return self._send_locked(
                 "",
@@ -615,6 +667,7 @@ class AIClient:
                 context=None,
                 system_prompt=instructions,
                 keep_history=False,
+                summary=summary,
             )
 
     def run_text(self, instructions: str, prompt: str) -> str:
@@ -637,7 +690,9 @@ class AIClient:
 
     def run_tier4_patch_generation(self, error: str, file_context: str) -> str:
         """A unified diff proposed to fix ``error`` given ``file_context`` (text only)."""
-        return self._one_shot(PATCH_PROMPT, f"Error:\n```\n{error}\n```\n\nFiles:\n{file_context}")
+        return self._one_shot(
+            PATCH_PROMPT, f"Error:\n```\n{error}\n```\n\nFiles:\n{file_context}", summary=False
+        )
 
     # =====================================================================================
     # models, sessions, caches
@@ -700,15 +755,17 @@ class AIClient:
         return self.conversations.open(conversation)
 
 
+class _Family:
+    """What a client shares with its forks: the in-process local model and the lock that lets
+    one request at a time use it."""
+
+    def __init__(self) -> None:
+        self.local: Provider | None = None
+        self.local_lock = threading.RLock()
+
+
 def _unchanged(text: str) -> str:
     return text
-
-
-def _system_text(system_prompt: str, md_content: str) -> str:
-    prompt = system_prompt.strip()
-    if not prompt or prompt in md_content:  # the controller's context may already carry it
-        return BASE_INSTRUCTIONS
-    return f"{BASE_INSTRUCTIONS}\n\n{prompt}"
 
 
 def _short(error: AIError) -> str:

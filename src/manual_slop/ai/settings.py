@@ -29,6 +29,7 @@ NUMBER_BOUNDS: dict[str, tuple[float, float, bool]] = {
     "max_prompt_tokens": (0, 10_000_000, True),
     "history_window": (1, 1000, True),
     "memory_budget_tokens": (0, 10_000_000, True),
+    "summary_max_tokens": (0, 1_000_000, True),
 }
 
 
@@ -52,6 +53,11 @@ class ClientSettings:
     history_window: int = 1  # newest exchanges never summarized
     memory_budget_tokens: int = 0  # 0: what the provider has room for after system, context and tools
     memory_split: tuple[float, float, float] = (0.5, 0.3, 0.2)  # working, episodic, long-term
+    summary_max_tokens: int = 0  # answer room of summaries and other sub-calls (0: max_tokens)
+
+    def summary_limit(self) -> int:
+        """``max_tokens`` of a summary-phase call (compaction, file summaries, compression)."""
+        return min(self.max_tokens, self.summary_max_tokens) if self.summary_max_tokens else self.max_tokens
 
     def change(
         self,

@@ -25,8 +25,10 @@ from manual_slop.automation import AutomationError, FeatureUnavailable
 from manual_slop.clutch import ResolveOutcome
 from manual_slop.dialogs import AskDialog, Decider, DialogPayloadError
 from manual_slop.events import json_snapshot
+from manual_slop.hooks.agents_api import agent_routes
 from manual_slop.hooks.errors import BadRequest, Conflict, HookApiError, NotFound, RequestTimedOut
 from manual_slop.hooks.memory_api import memory_routes
+from manual_slop.hooks.plan_api import plan_routes
 from manual_slop.hooks.routes import Call, QueryParam, Reply, Route
 
 if TYPE_CHECKING:
@@ -441,6 +443,8 @@ class HookApi:
             Route("GET", "/api/mma/status", "getMmaStatus", "MMA status, track, proposals, tickets, usage",
                   self.mma_status, "MmaStatus", errors=(408, 409)),
             *memory_routes(self.ctrl, self.on_main),
+            *agent_routes(self.ctrl, self.on_main),
+            *plan_routes(self.ctrl, self.on_main),
             Route("GET", "/api/diagnostics", "getDiagnostics", "The performance monitor's metrics",
                   self.diagnostics, "Diagnostics"),
             Route("GET", "/openapi.json", "getOpenApi", "This API as an OpenAPI 3.1 document",

@@ -207,7 +207,7 @@ class Router:
         error = best_match(validator.iter_errors(body))
         if error is not None:
             where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-            raise BadRequest(f"body{where}: {error.message}")
+            raise BadRequest(f"body{where}: {_schema_message(error)}")
         return body
 
     def _validator_for(self, schema: str, body: dict[str, Any]) -> Draft202012Validator:
@@ -218,6 +218,18 @@ class Router:
             problem = "is missing" if action is None else f"{repr(action)[:60]} is not a GUI action"
             raise BadRequest(f"body.action {problem}; expected one of {', '.join(self._gui_validators)}")
         return self._gui_validators[action]
+
+
+def _schema_message(error: Any) -> str:
+    """What a schema error says, without quoting a long value whole (a 5,000-character string
+    "is too long" must not push the reason out of the reply)."""
+    size = {"maxLength": len, "minLength": len, "maxItems": len, "minItems": len}.get(error.validator)
+    if size is not None and isinstance(error.instance, str | list):
+        kind = "characters" if isinstance(error.instance, str) else "items"
+        bound = "at most" if error.validator.startswith("max") else "at least"
+        return f"{size(error.instance):,} {kind}; {bound} {error.validator_value:,} are allowed"
+    message = str(error.message)
+    return message if len(message) <= 300 else message[:150] + " … " + message[-140:]
 
 
 def _has_lone_surrogate(body: Any) -> bool:

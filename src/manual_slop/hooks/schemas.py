@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 # the module itself, not through the package: the package's face imports the client and server
+import manual_slop.hooks.agents_schemas as agents_schemas
 import manual_slop.hooks.memory_schemas as memory_schemas
+import manual_slop.hooks.plan_schemas as plan_schemas
 from manual_slop.hooks.errors import ErrorCode
 from manual_slop.hooks.schema_kit import ANY as _ANY
 from manual_slop.hooks.schema_kit import NULLABLE_STR as _NULLABLE_STR
@@ -69,6 +71,8 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
         {"role": {"type": "string", "minLength": 1, "description": "not blank"}, "content": _STR}
     ),
     **memory_schemas.REQUESTS,
+    **agents_schemas.REQUESTS,
+    **plan_schemas.REQUESTS,
 }
 
 # =========================================================================================
@@ -239,6 +243,8 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
     "OpenApiDocument": _obj({"openapi": _STR, "info": _OBJECT, "paths": _OBJECT}, closed=False),
     "ShuttingDown": _obj({"shutting_down": {"const": True}}),
     **memory_schemas.RESPONSES,
+    **agents_schemas.RESPONSES,
+    **plan_schemas.RESPONSES,
 }
 
 # =========================================================================================
@@ -261,6 +267,7 @@ EVENT_TYPES: dict[str, str] = {
         "a ticket changed: {track_id, ticket_id, status, retry_count, blocked_reason, assigned_to}"
     ),
     "track_proposal": "Tier 1 proposed tracks: {tracks}",
+    "plan_status": "a plan changed: {plan_id, status, counts}",
     "error": "something failed: {message, task_id?, action?}",
     "notification": "a warning or info message for the user: {level, message}",
     "context_compiled": "an aggregation finished: {purpose, tokens, files_tokens, omitted, elapsed_ms}",

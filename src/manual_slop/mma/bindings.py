@@ -189,11 +189,43 @@ def _register_actions(ctrl: AppController, runtime: MMARuntime) -> None:
         user_data=_TICKET_ID,
     )
     reg(
+        "btn_mma_set_dependencies",
+        lambda call: runtime.set_dependencies(**_dependency_args(call.user_data)),
+        "Edit a ticket's dependencies (user_data: {ticket_id, track_id?, depends_on?, add?, remove?}: "
+        "the whole list, or links to add and remove); a cycle or a dangling id is refused",
+        user_data=Field(dict, {}),
+    )
+    reg(
         "btn_mma_set_ticket_model",
         set_model,
         "Per-ticket model override (user_data: {ticket_id, model}; '' clears it)",
         user_data=Field(dict, {}, values=str),
     )
+
+
+def _dependency_args(data: Any) -> dict[str, Any]:
+    """``{ticket_id, track_id?, depends_on? | add?, remove?}`` checked (the GUI's links, the API)."""
+    from manual_slop.automation import InvalidValue
+
+    if not isinstance(data, dict) or not isinstance(data.get("ticket_id"), str) or not data["ticket_id"]:
+        raise InvalidValue(
+            "user_data must be {'ticket_id': str, 'depends_on'?: [str], 'add'?: [str], 'remove'?: [str]}"
+        )
+    unknown = sorted(set(data) - {"ticket_id", "track_id", "depends_on", "add", "remove"})
+    if unknown:
+        raise InvalidValue(
+            f"unknown user_data keys {unknown}; allowed: ticket_id, track_id, depends_on, add, remove"
+        )
+    if "depends_on" in data and ("add" in data or "remove" in data):
+        raise InvalidValue("give either depends_on (the whole list) or add/remove, not both")
+    out: dict[str, Any] = {"track_id": str(data.get("track_id") or "")}
+    for key in ("depends_on", "add", "remove"):
+        if key in data:
+            value = data[key]
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise InvalidValue(f"{key} must be a list of ticket ids")
+            out[key] = value
+    return {"ticket_id": data["ticket_id"], **out}
 
 
 def _ticket_args(data: Any, extra: str) -> dict[str, str]:

@@ -29,7 +29,7 @@ import logging
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -270,6 +270,24 @@ class ConductorEngine:
             ticket.updated_at = time.time()
             self._changed([ticket])
 
+    def set_dependencies(self, ticket_id: str, depends_on: Sequence[str]) -> None:
+        """Replace a waiting ticket's dependencies (a DAG edit); MMAError (a cycle, an unknown id,
+        a ticket already running or done) changes nothing."""
+        with self._lock:
+            ticket = self._ticket(ticket_id)
+            if ticket.status not in (TicketStatus.TODO, TicketStatus.BLOCKED):
+                raise MMAError(
+                    f"ticket {ticket_id} is {ticket.status}; only a waiting ticket's dependencies can change"
+                )
+            tickets = [t.copy() for t in self.track.tickets]
+            edited = next(t for t in tickets if t.id == ticket_id)
+            edited.depends_on = list(depends_on)
+            edited.updated_at = time.time()
+            engine = ExecutionEngine(TrackDAG(tickets))  # DagError (cycle, unknown id) before any change
+            self.track.tickets = tickets
+            self.engine = engine
+            self._changed([*engine.changed, edited])
+
     def snapshot(self) -> dict[str, Any]:
         """The state the GUI and ``GET /api/mma/status`` show."""
         with self._lock:
@@ -325,8 +343,14 @@ class ConductorEngine:
         finally:
             if final in (ConductorStatus.ABORTED, ConductorStatus.STOPPED):
                 self.pool.join(2.0)
+            final = self._after_run(final)
             self._set_status(final)
             self._flush()
+
+    def _after_run(self, final: ConductorStatus) -> ConductorStatus:
+        """The loop ended with ``final``; what comes after it (a plan merges and judges). Runs on the
+        conductor thread before the final status is published; returns the status to publish."""
+        return final
 
     def _sleep(self) -> None:
         self._wake.wait(IDLE_WAIT_S)
@@ -339,6 +363,12 @@ class ConductorEngine:
             self._credits -= 1
         abort = threading.Event()
         self._abort_events[ticket.id] = abort
+        if self.pool.spawn(ticket.id, self._worker_for(ticket, abort)) is None:  # free slots were counted
+            self.engine.requeue(ticket.id)
+        self._changed([ticket])
+
+    def _worker_for(self, ticket: Ticket, abort: threading.Event) -> Callable[[], None]:
+        """What runs ``ticket`` on a pool thread (a Tier 3 worker; plans run their subtasks' engines)."""
         by_id = self.engine.dag.by_id
         worker = TicketWorker(
             self,
@@ -358,9 +388,7 @@ class ConductorEngine:
                 d: by_id[d].result for d in ticket.depends_on if d in by_id and by_id[d].result
             },
         )
-        if self.pool.spawn(ticket.id, worker.run) is None:  # cannot happen: free slots were counted
-            self.engine.requeue(ticket.id)
-        self._changed([ticket])
+        return worker.run
 
     def _replan(self, ticket_id: str, error: str) -> None:
         with self._lock:
@@ -581,7 +609,7 @@ class ConductorEngine:
             self._dirty = True
 
     def _active_tier(self) -> str | None:
-        for tier in ("Tier 2", "Tier 4", "Tier 3"):
+        for tier in ("Tier 1", "Tier 2", "Tier 4", "Tier 3"):
             if self._tiers[tier] > 0:
                 return tier
         return None
@@ -592,15 +620,24 @@ class ConductorEngine:
                 return
             self._dirty = False
             snapshot = self.snapshot()
-            saved = copy.deepcopy(self.track) if self.store is not None else None
+            saved = self._capture() if self.store is not None else None
         # Save first: whoever sees the new state (e.g. "done") finds the track files written.
-        if saved is not None and self.store is not None:
+        if saved is not None:
             try:
-                self.store.save(saved)
+                self._persist(saved)
             except PersistenceError as exc:
                 self._notify("error", str(exc))
         if self.event_queue is not None:
             self.event_queue.put_threadsafe("mma_state_update", snapshot)
+
+    def _capture(self) -> Any:
+        """What :meth:`_persist` writes, copied under the lock (the track)."""
+        return copy.deepcopy(self.track)
+
+    def _persist(self, captured: Any) -> None:
+        """Write what :meth:`_capture` copied (outside the lock); PersistenceError when it cannot."""
+        if self.store is not None:
+            self.store.save(captured)
 
     def _notify(self, level: str, message: str) -> None:
         log.log(logging.ERROR if level == "error" else logging.INFO, "%s", message)

@@ -31,6 +31,7 @@ from manual_slop.mma.errors import InvalidTransition, TicketError
 __all__ = [
     "ID_PATTERN",
     "TIERS",
+    "TRACK_KINDS",
     "Priority",
     "Ticket",
     "TicketStatus",
@@ -41,6 +42,7 @@ __all__ = [
 
 ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}"
 TIERS: tuple[str, ...] = ("Tier 1", "Tier 2", "Tier 3", "Tier 4")
+TRACK_KINDS: tuple[str, ...] = ("epic", "plan")  # a track of an epic (Tier 2's tickets), or a /plan run
 RESULT_LIMIT = 100_000  # characters of a worker's answer kept on the ticket
 
 
@@ -279,9 +281,12 @@ class Track:
     replan_count: int = 0
     created_at: float = field(default_factory=time.time)
     updated_at: float = 0.0
+    kind: str = "epic"
 
     def __post_init__(self) -> None:
         check_id(self.id, "track id")
+        if self.kind not in TRACK_KINDS:
+            raise TicketError(f"track {self.id}: kind {self.kind!r} is not one of {', '.join(TRACK_KINDS)}")
         self.priority = Priority(self.priority)
         self.status = TrackStatus(self.status)
         if not self.updated_at:
@@ -330,6 +335,7 @@ class Track:
             "updated_at": self.updated_at,
             "ticket_count": len(self.tickets),
             "counts": self.counts(),
+            "kind": self.kind,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -361,6 +367,7 @@ class Track:
             replan_count=_int(data, "replan_count", where),
             created_at=created,
             updated_at=_float(data, "updated_at", where, created),
+            kind=_str(data, "kind", where, "epic") or "epic",
         )
 
 

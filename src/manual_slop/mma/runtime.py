@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from manual_slop.automation import FeatureUnavailable, InvalidValue
@@ -18,7 +19,7 @@ from manual_slop.mma.client import MMAServices, TierCaller
 from manual_slop.mma.conductor import ConductorConfig, ConductorEngine
 from manual_slop.mma.dag import ExecutionEngine, TrackDAG
 from manual_slop.mma.errors import Aborted, MMAError, PersistenceError
-from manual_slop.mma.models import Priority, TierUsage, Track, TrackStatus
+from manual_slop.mma.models import Priority, TicketStatus, TierUsage, Track, TrackStatus
 from manual_slop.mma.persistence import TrackStore
 from manual_slop.mma.planning import new_track_id, plan_epic, plan_track
 from manual_slop.mma.tier4 import policy_check
@@ -71,6 +72,12 @@ class MMARuntime:
         self._planning: threading.Thread | None = None
         self._abort_planning = threading.Event()
         self.conductor: ConductorEngine | None = None
+        # how a track of another kind is run: kind -> build(track, config) (plans register "plan")
+        self.builders: dict[str, Callable[[Track, ConductorConfig], ConductorEngine]] = {}
+        # a kind's own rule for DAG edits: (track, ticket id, wanted deps) -> the deps to set, or
+        # InvalidValue; and what to do after an edit was saved while the track was not running
+        self.dependency_rules: dict[str, Callable[[Track, str, list[str]], list[str]]] = {}
+        self.after_edit: dict[str, Callable[[Track], None]] = {}
 
     # -- services ----------------------------------------------------------------------------
     def set_services(self, services: MMAServices) -> None:
@@ -124,6 +131,11 @@ class MMARuntime:
         state.proposed_tracks = []
         state.mma_status = "idle"
         self.load_tracks()
+
+    def add_track(self, track: Track) -> None:
+        """List a track saved elsewhere (an approved plan's) beside the epic's tracks."""
+        with self._lock:
+            self._tracks[track.id] = track
 
     def tracks(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -292,16 +304,22 @@ class MMARuntime:
             path_check=policy_check(self._path_policy()),
         )
         try:
-            conductor = ConductorEngine(
-                track,
-                self.ctrl.event_queue,
-                True,
-                host=self.ctrl,
-                caller=caller,
-                context_builder=self.services.context_builder,
-                config=config,
-                store=self.store(),
-            )
+            builder = self.builders.get(track.kind)
+            if builder is not None:
+                conductor = builder(track, config)
+            elif track.kind != "epic":
+                raise InvalidValue(f"track {track.id} is a {track.kind} track; that feature is not loaded")
+            else:
+                conductor = ConductorEngine(
+                    track,
+                    self.ctrl.event_queue,
+                    True,
+                    host=self.ctrl,
+                    caller=caller,
+                    context_builder=self.services.context_builder,
+                    config=config,
+                    store=self.store(),
+                )
         except MMAError as exc:
             raise InvalidValue(f"track {track.id} cannot start: {exc}") from exc
         for warning in conductor.engine.warnings:
@@ -354,13 +372,49 @@ class MMARuntime:
 
         self._edit_ticket(ticket_id, lambda c: c.set_model_override(ticket_id, model), offline)
 
-    def _edit_ticket(self, ticket_id: str, live: Any, offline: Any) -> None:
+    def set_dependencies(
+        self, ticket_id: str, *, depends_on: Sequence[str] | None = None,
+        add: Sequence[str] = (), remove: Sequence[str] = (), track_id: str = "",
+    ) -> dict[str, Any]:  # fmt: skip
+        """A DAG edit: replace a ticket's dependencies, or add and remove some (in ``track_id``, by
+        default the track on the dashboard). A cycle, an unknown or dangling id, or a ticket already
+        running or done is refused and changes nothing."""
+        track = self._track_of(ticket_id, track_id)
+        ticket = next(t for t in track.tickets if t.id == ticket_id)
+        wanted = list(ticket.depends_on) if depends_on is None else list(depends_on)
+        wanted = [d for d in dict.fromkeys([*wanted, *add]) if d not in set(remove)]
+        missing = [d for d in remove if d not in ticket.depends_on]
+        if missing:
+            raise InvalidValue(f"ticket {ticket_id} does not depend on {', '.join(missing)}")
+        if ticket_id in wanted:
+            raise InvalidValue(f"ticket {ticket_id} cannot depend on itself (that is a cycle)")
+        known = {t.id for t in track.tickets}
+        unknown = [d for d in wanted if d not in known]
+        if unknown:
+            raise InvalidValue(f"track {track.id} has no ticket {', '.join(unknown)} to depend on")
+        rule = self.dependency_rules.get(track.kind)
+        if rule is not None:
+            wanted = rule(track, ticket_id, wanted)
+        self._edit_ticket(
+            ticket_id,
+            lambda c: c.set_dependencies(ticket_id, wanted),
+            lambda e: _offline_dependencies(e, ticket_id, wanted),
+            track,
+        )
+        running = self.running() and self.conductor is not None and self.conductor.track.id == track.id
+        hook = self.after_edit.get(track.kind)
+        if hook is not None and not running:
+            hook(track)
+        edited = next(t for t in track.tickets if t.id == ticket_id)
+        return {"track_id": track.id, "ticket": edited.to_dict()}
+
+    def _edit_ticket(self, ticket_id: str, live: Any, offline: Any, track: Track | None = None) -> None:
         conductor = self.conductor
         try:
-            if conductor is not None and self.running() and ticket_id in conductor.engine.dag.by_id:
+            track = track or self._track_of(ticket_id)
+            if conductor is not None and self.running() and conductor.track.id == track.id:
                 live(conductor)
                 return
-            track = self._track_of(ticket_id)
             engine = ExecutionEngine(TrackDAG(track.tickets))
             offline(engine)
         except (MMAError, KeyError) as exc:
@@ -376,10 +430,17 @@ class MMARuntime:
             self.ctrl.state.active_track = track.summary()
             self.ctrl.state.mma_tickets = [t.to_dict() for t in track.tickets]
 
-    def _track_of(self, ticket_id: str) -> Track:
+    def _track_of(self, ticket_id: str, track_id: str = "") -> Track:
         active = self.ctrl.state.active_track
         with self._lock:
             tracks = list(self._tracks.values())
+        if track_id:
+            track = next((t for t in tracks if t.id == track_id), None)
+            if track is None:
+                raise InvalidValue(f"no track {track_id!r}")
+            if all(t.id != ticket_id for t in track.tickets):
+                raise InvalidValue(f"track {track_id} has no ticket {ticket_id!r}")
+            return track
         if active is not None:
             tracks.sort(key=lambda t: t.id != active.get("id"))
         for track in tracks:
@@ -425,6 +486,18 @@ class MMARuntime:
             self._planning.join(timeout)
         for caller in self._callers:
             caller.shutdown(0.2)
+
+
+def _offline_dependencies(engine: ExecutionEngine, ticket_id: str, depends_on: list[str]) -> None:
+    """Set a ticket's dependencies in a track that is not running, after checking the new graph."""
+    ticket = engine.dag.by_id[ticket_id]
+    if ticket.status not in (TicketStatus.TODO, TicketStatus.BLOCKED):
+        raise MMAError(f"ticket {ticket_id} is {ticket.status}; only a waiting ticket's dependencies change")
+    trial = [t.copy() for t in engine.dag.tickets]
+    next(t for t in trial if t.id == ticket_id).depends_on = list(depends_on)
+    ExecutionEngine(TrackDAG(trial))  # DagError (a cycle) before anything changes
+    ticket.depends_on = list(depends_on)
+    ticket.updated_at = time.time()
 
 
 def _describe(exc: BaseException) -> str:

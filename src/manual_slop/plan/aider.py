@@ -177,9 +177,12 @@ class AiderEngine:
         stamp = self.tools_dir / ".installed"
         installed = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else ""
         if not self.binary.exists() or not installed:
-            return "aider is not installed (run `make aider`)"
+            return "aider is not installed (run `make aider`, or btn_plan_install_aider in the app)"
         if installed != AIDER_VERSION:
-            return f"aider {installed} is installed, this app needs {AIDER_VERSION} (run `make aider`)"
+            return (
+                f"aider {installed} is installed, this app needs {AIDER_VERSION} "
+                "(run `make aider`, or btn_plan_install_aider)"
+            )
         endpoint = self._endpoint()
         if endpoint is None or not endpoint.base_url.strip():
             return "no OpenAI-compatible endpoint is configured (set providers.openai_compatible.base_url)"

@@ -58,6 +58,7 @@ class EngineResult:
     text: str
     usage: Mapping[str, int] = field(default_factory=dict)  # input_tokens, output_tokens
     files_changed: tuple[str, ...] = ()  # project-relative paths the engine changed (after approval)
+    conversation: str = ""  # the stored conversation it is in ('' = none yet: the conductor stores it)
 
 
 @dataclass(frozen=True, slots=True)

@@ -156,6 +156,22 @@ class ToolRegistry:
                 self._breaker_threshold, self._breaker_cooldown_s, self._clock
             )
 
+    def subset(self, names: Iterable[str]) -> ToolRegistry:
+        """A registry of only ``names`` (an agent's allowed tools), sharing these tools, their
+        circuit breakers and the executor; names not registered here are left out."""
+        view = ToolRegistry(
+            executor=self._executor,
+            breaker_threshold=self._breaker_threshold,
+            breaker_cooldown_s=self._breaker_cooldown_s,
+            clock=self._clock,
+        )
+        with self._lock:
+            for name in names:
+                if name in self._tools:
+                    view._tools[name] = self._tools[name]
+                    view._breakers[name] = self._breakers[name]
+        return view
+
     def get(self, name: str) -> Tool:
         """The tool called ``name``; KeyError naming the available tools otherwise."""
         with self._lock:

@@ -19,6 +19,7 @@ from manual_slop.dialogs import (
     ToolApprovalDialog,
 )
 from manual_slop.hooks import Conflict, HookTaskFailed, NotFound, RequestTimedOut
+from manual_slop.mma.models import Ticket, Track
 from manual_slop.schema import Field
 from tests.integration.hooks.conftest import HookApp, wait_until
 from tests.integration.test_controller import FakeBackend
@@ -180,6 +181,44 @@ def test_every_endpoint_answers_per_contract(hook_app_factory) -> None:
     assert app.call("POST", "/api/rag/query", {"query": "anything", "top_k": 2}).status == 200
     assert app.call("POST", "/api/rag/index", {"paths": ["../outside.py"]}).status == 400
     assert app.call("POST", "/api/rag/cancel").body == {"cancelled": False}
+
+    # agent profiles: create, read, list, refuse bad input, activate, delete (moved aside)
+    assert app.call("GET", "/api/agents").body == {"agents": [], "problems": [], "active": ""}
+    saved = app.call("PUT", "/api/agents/coder", {"system_prompt": "You write code.", "tools": ["read_file"]})
+    assert saved.status == 200 and saved.body["agent"]["tools"] == ["read_file"]
+    assert app.call("GET", "/api/agents/coder").body["agent"]["system_prompt"] == "You write code."
+    assert [a["key"] for a in app.call("GET", "/api/agents").body["agents"]] == ["coder"]
+    assert app.call("PUT", "/api/agents/coder", {"system_prompt": "x", "tools": ["nope"]}).status == 400
+    assert app.call("PUT", "/api/agents/..", {"system_prompt": "x"}).status == 400
+    assert app.call("PUT", "/api/agents/coder", {"system_prompt": ""}).status == 400  # the schema's minLength
+    assert app.call("GET", "/api/agents/nobody").status == 404
+    client.wait_for_task(client.set_value("active_agent", "coder"))
+    assert app.call("GET", "/api/agents").body["active"] == "coder"
+    deleted = app.call("DELETE", "/api/agents/coder").body
+    assert deleted["deleted"] == "coder" and "deleted_agents" in deleted["moved_to"]
+    assert app.call("GET", "/api/agents").body["active"] == ""  # its agent is gone
+    assert app.call("DELETE", "/api/agents/coder").status == 404
+
+    # plans: a planner whose answer is no plan leaves an invalid plan that never runs
+    started = app.call("POST", "/api/plan", {"goal": "Build a tiny REST API"})
+    assert started.status == 200
+    plan_id = started.body["plan_id"]
+    invalid = lambda: app.call("GET", f"/api/plans/{plan_id}").body["plan"]["status"] == "invalid"  # noqa: E731
+    wait_until(invalid, timeout=20)
+    plan = app.call("GET", f"/api/plans/{plan_id}").body["plan"]
+    assert plan["subtasks"] == [] and any("[rule: shape]" in e for e in plan["metadata"]["errors"])
+    assert [p["id"] for p in app.call("GET", "/api/plans").body["plans"]] == [plan_id]
+    assert app.call("GET", "/api/plans/nope").status == 404
+    assert app.call("POST", "/api/plan", {"goal": "   "}).status == 400
+    # a DAG edit: a link added, a cycle refused
+    track = Track("t-edit", "Edit me", tickets=[Ticket("a", "first"), Ticket("b", "second")])
+    ctrl.mma.store().save(track)
+    ctrl.mma.add_track(track)
+    edited = app.call("POST", "/api/mma/tickets/b/depends_on", {"add": ["a"], "track_id": "t-edit"})
+    assert edited.status == 200 and edited.body["ticket"]["depends_on"] == ["a"]
+    cycle = app.call("POST", "/api/mma/tickets/a/depends_on", {"add": ["b"], "track_id": "t-edit"})
+    assert cycle.status == 400 and "cycle" in cycle.body["error"]["message"]
+    assert track.ticket("a").depends_on == []
 
     assert client.diagnostics()["fps"] >= 0
     assert client.openapi()["openapi"] == "3.1.0"

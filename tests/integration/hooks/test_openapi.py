@@ -40,6 +40,16 @@ CONTRACT = {
     ("DELETE", "/api/memory/notes/{id}"),
     ("GET", "/api/memory/profile"),
     ("PUT", "/api/memory/profile"),
+    # issue 17: agent profiles
+    ("GET", "/api/agents"),
+    ("GET", "/api/agents/{key}"),
+    ("PUT", "/api/agents/{key}"),
+    ("DELETE", "/api/agents/{key}"),
+    # issue 17: plans and DAG edits
+    ("POST", "/api/plan"),
+    ("GET", "/api/plans"),
+    ("GET", "/api/plans/{id}"),
+    ("POST", "/api/mma/tickets/{id}/depends_on"),
 }
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
 

@@ -17,6 +17,7 @@ import pytest
 from manual_slop.ai import AIClient, RetryPolicy
 from manual_slop.memory.store import memory_file_for
 from manual_slop.mma.client import AIClientAdapter, TierCaller, TierUsage
+from manual_slop.token_profiles import TokenProfiles
 from tests.fakes import Call, OpenAIFake, Reply
 from tests.helpers import pump_until
 
@@ -142,6 +143,7 @@ def test_a_conversation_continues_identically_after_kill_9(make_controller, app_
 
 def test_compaction_keeps_every_user_message_and_the_prompt_under_budget(make_controller, fake) -> None:
     ctrl, _client = controller(make_controller, fake, memory_budget_tokens=800)
+    ctrl.agents.set_token_profile(TokenProfiles("custom", {"summary": 333}))
     words = [f"Question {n}: " + ("why " * 60) for n in range(5)]
     for n, text in enumerate(words):
         if n >= 2:
@@ -151,6 +153,8 @@ def test_compaction_keeps_every_user_message_and_the_prompt_under_budget(make_co
     calls = [c.body for c in fake.model_calls()]
     summaries = [b for b in calls if "You compact a conversation" in system(b)]
     assert len(summaries) == 3  # 70 % of the 400 working tokens passed before questions 2, 3, 4
+    assert {b["max_tokens"] for b in summaries} == {333}  # the token profile's summary phase
+    assert {b["max_tokens"] for b in calls if b not in summaries} == {1024}  # its chat phase
     last = calls[-1]
     sent = json.dumps(last["messages"])
     for text in words:

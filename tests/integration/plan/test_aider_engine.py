@@ -469,9 +469,11 @@ def test_availability_names_what_is_missing(tmp_path: Path) -> None:
         return Endpoint("http://127.0.0.1:9/v1", MODEL)
 
     missing = AiderEngine(endpoint, tools_dir=tmp_path / "none")
-    assert missing.availability() == "aider is not installed (run `make aider`)"
+    assert missing.availability() == (
+        "aider is not installed (run `make aider`, or btn_plan_install_aider in the app)"
+    )
     run = subtask(tmp_path, "x", (), lambda d: None)
-    with pytest.raises(EngineError, match=r"aider is not installed \(run `make aider`\)"):
+    with pytest.raises(EngineError, match=r"aider is not installed \(run `make aider`"):
         missing.run(run)
 
     stale = tmp_path / "stale"
@@ -479,7 +481,8 @@ def test_availability_names_what_is_missing(tmp_path: Path) -> None:
     (stale / "bin" / "aider").write_text("")
     (stale / ".installed").write_text("0.1.0\n")
     assert AiderEngine(endpoint, tools_dir=stale).availability() == (
-        f"aider 0.1.0 is installed, this app needs {AIDER_VERSION} (run `make aider`)"
+        f"aider 0.1.0 is installed, this app needs {AIDER_VERSION} "
+        "(run `make aider`, or btn_plan_install_aider)"
     )
     (stale / ".installed").write_text(AIDER_VERSION)
     assert AiderEngine(endpoint, tools_dir=stale).availability() is None

@@ -23,6 +23,8 @@ FORMS = {
     "Models": "##provider_form",
     "Model": "##provider_form",
     "Base URL": "##provider_form",
+    "Agent": "##agent_form",
+    "Token profile": "##agent_form",
     "Temperature": "##sampling_form",
     "Top P": "##sampling_form",
     "Max tokens": "##sampling_form",

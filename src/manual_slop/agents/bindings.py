@@ -100,7 +100,7 @@ class AgentsBinding:
                 key,
                 values,
                 scope=scope,
-                known_tools=self._tool_names(),
+                known_tools=self.tool_names(),
                 known_token_profiles=PROFILES,
             )
             save_profile(self.root(scope), profile)
@@ -136,7 +136,7 @@ class AgentsBinding:
         apply_profile(settings, agent, profiles, phase)
         return agent
 
-    def _tool_names(self) -> list[str]:
+    def tool_names(self) -> list[str]:
         """The tools an agent may name: the AI client's (the built-in set without a client)."""
         registry = getattr(self.ctrl.backend, "registry", None)
         if callable(registry):

@@ -130,6 +130,8 @@ def load_catalog(project_dir: Path | None, user_dir: Path | None) -> AgentCatalo
     """Profiles under ``<project_dir>/agents`` and ``<user_dir>/agents`` (project wins)."""
     agents: dict[str, AgentProfile] = {}
     problems: list[ProfileProblem] = []
+    if user_dir is not None and project_dir is not None and _same_folder(user_dir, project_dir):
+        user_dir = None  # the project lives beside config.toml: one agents/ folder, read once
     for scope, root in (("user", user_dir), ("project", project_dir)):
         if root is None:
             continue
@@ -147,6 +149,13 @@ def load_catalog(project_dir: Path | None, user_dir: Path | None) -> AgentCatalo
             except ProfileError as exc:
                 problems.append(ProfileProblem(child.name, scope, str(child), str(exc)))
     return AgentCatalog(agents, tuple(problems))
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def load_profile(folder: Path, scope: str = "project") -> AgentProfile:

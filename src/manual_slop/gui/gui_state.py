@@ -74,6 +74,13 @@ class GuiState:
     dag_ids: dict[str, int] = field(default_factory=dict)  # ticket id -> node id base
     dag_shape: tuple[Any, ...] = ()  # the ticket graph the nodes were last laid out for
     dag_fit: bool = True  # zoom to fit at the next frame
+    dag_link_ids: dict[tuple[str, str], int] = field(default_factory=dict)  # (dep, ticket) -> link id
+    dag_links: dict[int, tuple[str, str]] = field(default_factory=dict)  # link id -> (dep, ticket)
+    dag_created: tuple[str, str] | None = None  # a link applied at release, until the editor confirms it
+    agent_draft: Any = None  # manual_slop.gui.panels.agents.AgentDraft: the profile being edited
+    agent_delete: tuple[str, str] | None = None  # (key, scope) waiting for the user's confirmation
+    agent_tools: list[str] | None = None  # the tool names a profile may list (read once)
+    plan_cache: Any = None  # manual_slop.gui.plan_view.PlanCache: the shown plan's file, read off-frame
     base_dir_cache: tuple[Any, str] = ((), "")  # (project file, base dir) -> resolved path
     context_text: LongText = field(default_factory=LongText)  # lines of the context preview
     file_view_text: LongText = field(default_factory=LongText)  # lines of the File View's file

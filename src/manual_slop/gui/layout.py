@@ -5,8 +5,9 @@
     ┌────────────┬──────────────────────────────────┬──────────────┐
     │ LeftSpace  │ MainDockSpace                    │ RightSpace   │
     │ Projects   │ Discussion · Response ·          │ AI Settings  │
-    │ Files      │ MMA Dashboard · Task DAG         │ Diagnostics  │
-    │ Context    ├──────────────────────────────────┤ Usage        │
+    │ Files      │ MMA Dashboard · Task DAG ·       │ Diagnostics  │
+    │ Context    │ Memory · File View · Agents      │ Usage        │
+    │            ├──────────────────────────────────┤              │
     │            │ MessageSpace: Message            │              │
     ├────────────┴──────────────────────────────────┴──────────────┤
     │ BottomSpace: Comms Log · Tool Calls · Tier Streams · Logs     │

@@ -31,25 +31,31 @@ class Actions:
         self._ctrl = controller
         self._gui = gui
 
-    def _attempt(self, change: Callable[[], object]) -> bool:
-        """Apply ``change``; a refusal becomes a toast instead of an exception in the frame."""
+    def _attempt(self, change: Callable[[], object], what: str = "") -> str:
+        """Apply ``change``; a refusal becomes a toast (prefixed with ``what``) instead of an
+        exception in the frame. The refusal's message, '' when applied."""
         try:
             change()
         except AutomationError as exc:
-            self._gui.toast("error", str(exc))
-            return False
-        return True
+            self._gui.toast("error", f"{what}: {exc}" if what else str(exc))
+            return str(exc) or type(exc).__name__
+        return ""
 
     def set(self, field: str, value: Any) -> bool:
         """Validate and apply; False (and a toast) when refused."""
-        return self._attempt(lambda: self._ctrl.fields.set(field, value))
+        return not self._attempt(lambda: self._ctrl.fields.set(field, value))
 
     def click(self, action: str, user_data: Any = None) -> bool:
+        return not self.refusal(action, user_data)
+
+    def refusal(self, action: str, user_data: Any = None, *, what: str = "") -> str:
+        """Click ``action``; why it was refused ('' when it ran). The reason is also a toast,
+        prefixed with ``what`` (the thing being changed) when given."""
         self._ctrl.perf.record_input()
-        return self._attempt(lambda: self._ctrl.actions.invoke(action, user_data, source="gui"))
+        return self._attempt(lambda: self._ctrl.actions.invoke(action, user_data, source="gui"), what)
 
     def select(self, listbox: str, item: str) -> bool:
-        return self._attempt(lambda: self._ctrl.listboxes.select(listbox, item))
+        return not self._attempt(lambda: self._ctrl.listboxes.select(listbox, item))
 
     def decide(
         self, dialog_id: str, approved: bool, payload: dict[str, Any] | None = None, abort: bool = False

@@ -292,6 +292,7 @@ class PlanConductor(ConductorEngine):
             self._notify("error", f"plan {plan.id}: the plan file could not be written: {exc}")
         with self._lock:
             self._saved = plan.to_dict()
+        self.host.post_gui_task({"action": "plan_update", "plan": plan.summary()})  # the plan list
         self.host.publish(
             "plan_status", {"plan_id": plan.id, "status": str(plan.status), "counts": plan.counts()}
         )

@@ -142,7 +142,8 @@ class PlanRuntime:
             return [copy.deepcopy(s) for s in self._plans.values()]
 
     def get(self, plan_id: str) -> dict[str, Any]:
-        """The plan file's content (the live one while it runs), with its merged answer."""
+        """The plan file's content (the live one while it runs), with its merged answer. Any
+        thread: it reads files and the running conductor, never the GUI state."""
         conductor = self._conductor(plan_id)
         if conductor is not None:
             data = conductor.plan_snapshot()

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from manual_slop.gui.panels.agents import render_agents
 from manual_slop.gui.panels.ai_settings import render_ai_settings
 from manual_slop.gui.panels.comms_log import render_comms_log
 from manual_slop.gui.panels.context import render_context
@@ -57,4 +58,5 @@ PANELS: tuple[Panel, ...] = (
     Panel("Logs", "logs", render_logs, "BottomSpace"),
     Panel("Memory", "memory", render_memory, "MainDockSpace"),
     Panel("File View", "file_view", render_file_view, "MainDockSpace"),
+    Panel("Agents", "agents", render_agents, "MainDockSpace"),
 )

@@ -1,4 +1,5 @@
-"""AI Settings: provider, model, endpoint, sampling parameters and the approval policy.
+"""AI Settings: provider, model, endpoint, the agent chat runs as, the token profile, sampling
+parameters and the approval policy.
 
 The panel docks in the narrow right column, so its fields are a label-left form
 (:mod:`manual_slop.gui.form`): labels keep their full width and the widgets take the
@@ -16,6 +17,7 @@ from manual_slop.config import PROVIDER_NAMES
 from manual_slop.gui.form import form, form_row
 from manual_slop.gui.inputs import combo_field, text_field
 from manual_slop.gui.widgets import COLORS, text_wrapped_colored
+from manual_slop.token_profiles import PROFILES
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
@@ -30,6 +32,8 @@ LABELS: dict[str, str] = {
     "Models": "##model_list",
     "Model": "##current_model",
     "Base URL": "##provider_base_url",
+    "Agent": "##active_agent",
+    "Token profile": "##token_profile",
     "Temperature": "##temperature",
     "Top P": "##top_p",
     "Max tokens": "##max_tokens",
@@ -37,6 +41,7 @@ LABELS: dict[str, str] = {
     "Approval": "##approval_policy",
 }
 REFRESH = "Refresh##fetch_models"
+NO_AGENT = "(none)"
 
 
 def render_ai_settings(ui: Ui) -> None:
@@ -45,6 +50,11 @@ def render_ai_settings(ui: Ui) -> None:
         if shown:
             _provider(ui, state)
     _key_source(ui, state)
+    imgui.separator_text("Agent and tokens")
+    with form("##agent_form", list(LABELS)) as shown:
+        if shown:
+            _agent(ui, state)
+    _agent_notes(ui, state)
     imgui.separator_text("Sampling")
     with form("##sampling_form", list(LABELS)) as shown:
         if shown:
@@ -85,6 +95,41 @@ def _provider(ui: Ui, state: AppState) -> None:
         imgui.set_item_tooltip("fetch the provider's model list")
     form_row("Base URL", "the provider's endpoint; empty = its default")
     text_field(ui, LABELS["Base URL"], "provider_base_url", commit_on_change=False, hint="provider default")
+
+
+def _agent(ui: Ui, state: AppState) -> None:
+    form_row("Agent", "the agent profile chat runs as: its prompt leads, its settings apply (Agents panel)")
+    current = state.active_agent
+    if imgui.begin_combo(LABELS["Agent"], current or NO_AGENT):
+        for key in ["", *(str(a.get("key", "")) for a in state.agents)]:
+            clicked, _ = imgui.selectable(key or NO_AGENT, key == current)
+            if clicked and key != current:
+                ui.act.set("active_agent", key)
+            if key == current:
+                imgui.set_item_default_focus()
+        imgui.end_combo()
+    form_row("Token profile", "max_tokens of each kind of request (never more than Max tokens)")
+    combo_field(ui, LABELS["Token profile"], "token_profile", list(PROFILES))
+
+
+def _agent_notes(ui: Ui, state: AppState) -> None:
+    """What the active agent changes, and the answer length of each kind of request now."""
+    agent = next((a for a in state.agents if a.get("key") == state.active_agent), None)
+    if agent is not None and (agent.get("provider") or agent.get("model") or agent.get("token_profile")):
+        parts = [str(agent[k]) for k in ("provider", "model") if agent.get(k)]
+        if agent.get("token_profile"):
+            parts.append(f"token profile {agent['token_profile']}")
+        text_wrapped_colored(COLORS["info"], f"{state.active_agent} runs on: {', '.join(parts)}")
+    limits = ui.ctrl.fields.get("token_limits")
+    if not isinstance(limits, dict) or not limits:
+        return
+    if imgui.begin_table("##token_limits", 2, imgui.TableFlags_.none):  # phase and limit pairs
+        for phase, limit in limits.items():
+            imgui.table_next_column()
+            imgui.text_disabled(f"{phase} {limit:,}")
+        imgui.end_table()
+    if imgui.is_item_hovered():
+        imgui.set_item_tooltip("max_tokens each kind of request is sent with now")
 
 
 OFFLINE_NOTE = (

@@ -1,4 +1,6 @@
-"""MMA Dashboard: epic → proposed tracks → tracks → tickets, with the run controls.
+"""MMA Dashboard: epic → proposed tracks → tracks → tickets, with the run controls; a goal box
+that starts a ``/plan``, the project's plans, and the plan on the dashboard when its track is
+one (:mod:`manual_slop.gui.plan_view`).
 
 Every button goes through the MMA actions (``btn_mma_*``); ticket edits (block with a
 reason, unblock, kill, per-ticket model) through their ticket actions. A control that
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from imgui_bundle import ImVec2, imgui
 
 from manual_slop.gui.inputs import text_field
+from manual_slop.gui.plan_view import render_active_plan, render_plan_start
 from manual_slop.gui.widgets import (
     COLORS,
     button,
@@ -95,9 +98,13 @@ def render_mma_dashboard(ui: Ui) -> None:
         imgui.same_line()
         imgui.text_disabled(f"| {state.active_tier} working")
     _epic(ui, blockers)
+    render_plan_start(ui)
     _proposals(ui, blockers)
     _tracks(ui, blockers)
     _controls(ui, blockers)
+    track = state.active_track or {}
+    if track.get("kind") == "plan" and track.get("id"):
+        render_active_plan(ui, str(track["id"]))
     _tickets(ui, blockers)
     _usage(ui)
 

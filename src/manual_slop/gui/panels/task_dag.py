@@ -4,7 +4,8 @@ Nodes are placed by :mod:`manual_slop.gui.dag_layout` (layer = longest dependenc
 chain, left to right; no two nodes overlap) whenever the graph's shape changes; in
 between the user may drag them. Every node has the same size: its text is cut to the
 node's width, the whole text in a tooltip. Links run from a dependency's output to the
-dependent's input.
+dependent's input; dragging a new one or deleting one (select it, press Delete) edits the
+dependencies through ``btn_mma_set_dependencies`` (:mod:`manual_slop.gui.dag_edit`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from imgui_bundle import ImVec2, hello_imgui, imgui
 from imgui_bundle import imgui_node_editor as ed
 
+from manual_slop.gui.dag_edit import handle_deleted_links, handle_new_links, link_id
 from manual_slop.gui.dag_layout import layered_layout
 from manual_slop.gui.widgets import elide, status_color
 
@@ -25,6 +27,7 @@ __all__ = ["dag_shape", "node_ids", "render_task_dag"]
 TEXT_EM = 10.0  # width of a node's text
 GAP_EM = (3.0, 1.2)  # between layers, between nodes of a layer
 PIN = "->"
+HINT = "drag a right pin to a left pin: that ticket waits for this one · select a link + Delete: remove it"
 
 
 def dag_shape(tickets: list[dict[str, Any]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -63,6 +66,12 @@ def render_task_dag(ui: Ui) -> None:
     shape = dag_shape(tickets)
     placing = shape != gui.dag_shape
     boxes = layered_layout(tickets, _node_size(), (GAP_EM[0] * em, GAP_EM[1] * em)) if placing else {}
+    imgui.text_disabled(elide(HINT, imgui.get_content_region_avail().x))
+    if imgui.is_item_hovered():
+        imgui.set_item_tooltip(
+            "A link from A's output (right) to B's input (left) means B waits for A. Only a waiting "
+            "(todo or blocked) ticket's dependencies change; a cycle is refused."
+        )
     ed.begin("##task_dag", ImVec2(0, 0))
     text_width = TEXT_EM * em
     hovered_id = ed.get_hovered_node().id()  # set by the last ed.end(): the same for every node
@@ -95,15 +104,16 @@ def render_task_dag(ui: Ui) -> None:
         ed.pop_style_color()
         if hovered is None and node.id() == hovered_id:
             hovered = ticket
-    link_index = 0
     for ticket in tickets:
-        _, pin_in, _ = node_ids(ui, str(ticket.get("id")))
+        tid = str(ticket.get("id"))
+        _, pin_in, _ = node_ids(ui, tid)
         for dep in ticket.get("depends_on") or []:
             if dep not in gui.dag_ids:
                 continue
             _, _, dep_out = node_ids(ui, dep)
-            link_index += 1
-            ed.link(ed.LinkId(1_000_000 + link_index), dep_out, pin_in)
+            ed.link(link_id(ui, dep, tid), dep_out, pin_in)
+    handle_new_links(ui, tickets)
+    handle_deleted_links(ui)
     if placing or gui.dag_fit:
         ed.navigate_to_content(0.0)
     gui.dag_fit = placing  # once more next frame, when new nodes know their size

@@ -81,8 +81,9 @@ run: setup
 lint: setup
 	@$(PY) -m ruff check src tests simulation sloppy.py
 
+# -n auto: one worker per core (the heavy tests are collected first; see tests/conftest.py)
 test: setup system-deps gemini-cli aider lint
-	@$(PY) -m pytest
+	@$(PY) -m pytest -n auto --dist worksteal
 
 clean:
 	rm -rf $(VENV) .pytest_cache tests/artifacts .tools

@@ -16,6 +16,17 @@ from tests.xvfb import XvfbMissing, xvfb_display
 THREAD_GRACE_S = 3.0
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Heavy tests first, longest first (stable otherwise): with workers, the run does not end
+    on a lone four-minute test that started last."""
+
+    def weight(item: pytest.Item) -> float:
+        marker = item.get_closest_marker("heavy")
+        return -float(marker.args[0]) if marker is not None and marker.args else 0.0
+
+    items.sort(key=weight)
+
+
 @pytest.fixture(autouse=True)
 def no_thread_leaks() -> Iterator[None]:
     """Fail a test that leaves threads running (after a short grace period to finish)."""

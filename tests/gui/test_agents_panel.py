@@ -8,6 +8,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
 from imgui_bundle import imgui
 from imgui_bundle.immapp import testing
 
@@ -41,6 +42,7 @@ def _description(ctrl) -> str:
     return str((_agent(ctrl, "reviewer") or {}).get("description"))
 
 
+@pytest.mark.heavy(25)  # seconds here, alone on two cores
 def test_agents_panel_creates_edits_refuses_activates_and_deletes_a_profile(
     make_controller, run_gui, artifacts: Path
 ) -> None:

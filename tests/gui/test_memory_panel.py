@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
 from imgui_bundle import imgui
 from imgui_bundle.immapp import testing
 
@@ -37,6 +38,7 @@ def _built(status: dict) -> bool:
     return status.get("state") == "idle" and not status.get("cancelled")
 
 
+@pytest.mark.heavy(30)  # seconds here, alone on two cores
 def test_memory_panel_searches_opens_sources_and_edits_notes_and_profile(
     make_controller, run_gui, app_dir: Path, artifacts: Path
 ) -> None:

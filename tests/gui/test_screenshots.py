@@ -79,6 +79,7 @@ def _store_tracks(ctrl) -> None:
     ctrl.mma.load_tracks()
 
 
+@pytest.mark.heavy(20)  # seconds here, alone on two cores
 def test_every_panel_and_modal(make_controller, run_gui, app_dir: Path, artifacts: Path, fake) -> None:
     (app_dir / "src").mkdir()
     (app_dir / "src" / "app.py").write_text('"""The app."""\n\n\ndef main() -> int:\n    return 0\n')

@@ -12,6 +12,8 @@ import time
 import tomllib
 from pathlib import Path
 
+import pytest
+
 WRITER = textwrap.dedent(
     """
     import hashlib, sys
@@ -36,6 +38,7 @@ def check_file(path: Path) -> int:
     return data["save"]["index"]
 
 
+@pytest.mark.heavy(20)  # seconds here, alone on two cores
 def test_sigkill_during_200_saves_never_tears_the_file(tmp_path: Path) -> None:
     # Each trial kills the writer a random few milliseconds after it reported a random
     # save number, so the kills land at different points of the run however loaded the

@@ -171,6 +171,7 @@ def _generating(tmp_path: Path) -> tuple[subprocess.Popen[str], ApiHookClient, s
     return proc, client, request_id
 
 
+@pytest.mark.heavy(20)  # seconds here, alone on two cores
 def test_ctrl_c_in_the_middle_of_a_local_answer_exits_cleanly_within_two_seconds(tmp_path: Path) -> None:
     proc, client, _ = _generating(tmp_path)
     try:

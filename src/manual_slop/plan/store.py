@@ -20,29 +20,21 @@ import re
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
 
 from manual_slop.atomic_io import atomic_write_text, move_aside
 from manual_slop.mma.models import ID_PATTERN
 from manual_slop.plan.model import Plan, PlanError, plan_file_name
+from manual_slop.redaction import Redactor
 
 __all__ = ["PLANS_DIR", "PlanStore"]
 
 PLANS_DIR = Path("conductor") / "plans"
 
 
-class Redacting(Protocol):
-    """The app's redactor, as the store uses it."""
-
-    def redact(self, text: str) -> str: ...
-
-    def redact_obj(self, value: Any) -> Any: ...
-
-
 class PlanStore:
     """Reads and writes the plans of one project; one lock serializes writers in this process."""
 
-    def __init__(self, base_dir: Path, redactor: Redacting | None = None) -> None:
+    def __init__(self, base_dir: Path, redactor: Redactor | None = None) -> None:
         self.base_dir = base_dir
         self.root = base_dir / PLANS_DIR
         self.redactor = redactor

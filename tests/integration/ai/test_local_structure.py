@@ -56,6 +56,7 @@ def test_plan_epic_and_tier_2_give_valid_tracks_and_tickets_on_the_local_model(
     assert {e.get("source_tier") for e in calls} >= {"Tier 1", "Tier 2"}
 
 
+@pytest.mark.heavy(80)  # seconds here, alone on two cores
 def test_a_tool_the_user_names_is_called_with_valid_arguments_and_reaches_the_clutch(tmp_path: Path) -> None:
     tiny_project(tmp_path)
     client = AIClient()

@@ -97,5 +97,6 @@ def test_aider_diff_waits_for_approval_reject_then_approve(
     assert plan["merge_result"].startswith("Merged: greet() says hello, world.")
     # Aider's exchange is a stored conversation like every subtask's
     store = app.ctrl.memory.service.store
-    events = store.events(f"plan:{second}:S1:1")
+    attempt = plan["subtasks"][0]["attempts"]
+    events = store.events(f"plan:{second}:S1:{attempt}")
     assert [e.kind for e in events] == ["user", "respond"] and "hello.py" in events[1].content

@@ -24,7 +24,7 @@ AIDER_VERSION := 0.86.2
 AIDER_DIR := .tools/aider
 AIDER_STAMP := $(AIDER_DIR)/.installed
 
-.PHONY: help run test lint setup system-deps gemini-cli aider clean
+.PHONY: help run test lint setup system-deps gemini-cli aider deps clean
 
 help:
 	@echo "make run    start Manual Slop (the desktop window, or headless without a display)"
@@ -69,11 +69,16 @@ gemini-cli:
 	fi
 
 # Installs the pinned Aider into .tools/aider (nothing to do when that version is already there);
-# the app's "Install Aider" (btn_plan_install_aider) runs the same installer.
-aider: setup
+# the app's btn_plan_install_aider runs the same installer. It needs only the standard library,
+# so it runs beside the app's own install (see `deps`).
+aider:
 	@if [ "$$(cat $(AIDER_STAMP) 2>/dev/null)" != "$(AIDER_VERSION)" ]; then \
-		$(PY) -m manual_slop.plan.aider_install $(AIDER_DIR); \
+		PYTHONPATH=src $(PYTHON) -m manual_slop.plan.aider_install $(AIDER_DIR); \
 	fi
+
+# What the tests need, side by side (none depends on another).
+deps:
+	@$(MAKE) --no-print-directory -j4 setup system-deps gemini-cli aider
 
 run: setup
 	@$(PY) sloppy.py $(ARGS)
@@ -82,7 +87,7 @@ lint: setup
 	@$(PY) -m ruff check src tests simulation sloppy.py
 
 # -n auto: one worker per core (the heavy tests are collected first; see tests/conftest.py)
-test: setup system-deps gemini-cli aider lint
+test: deps lint
 	@$(PY) -m pytest -n auto --dist worksteal
 
 clean:

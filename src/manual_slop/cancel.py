@@ -10,7 +10,7 @@ blocking work:
 provider        how it stops
 ==============  ==================================================================
 local           the generation callback returns "stop" (between tokens, and between
-                prompt batches of 128 tokens while the prompt is read)
+                prompt batches of 64 tokens while the prompt is read)
 HTTP providers  the socket the call is reading is shut down (:mod:`manual_slop.ai.providers.transport`),
                 and a stream is left between two chunks
 Gemini CLI      its process tree is killed

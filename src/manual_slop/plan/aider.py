@@ -39,6 +39,7 @@ from manual_slop.dialogs import ToolApprovalDialog
 from manual_slop.mma.errors import Aborted, PatchError
 from manual_slop.mma.tier4 import PathCheck, apply_patch, confine_to
 from manual_slop.mma.worktree import ScratchTree, ScratchTreeError
+from manual_slop.plan.aider_install import AIDER_VERSION, default_tools_dir
 from manual_slop.plan.engines import EngineError, EngineRejected, EngineResult, SubtaskRun
 from manual_slop.process_tree import kill_tree
 
@@ -52,7 +53,6 @@ __all__ = [
     "unsupported_sections",
 ]
 
-AIDER_VERSION = "0.86.2"  # the Makefile's AIDER_VERSION: the flags below were checked against it
 POLL_S = 0.1  # how often a running Aider is checked for abort and timeout
 OUTPUT_TAIL = 2_000  # characters of Aider's output kept in the result and in errors
 MAX_PROMPT_FILES = 20  # files named in the prompt that are added to the chat
@@ -84,14 +84,8 @@ AIDER_FLAGS: tuple[str, ...] = (
     "--encoding",
     "utf-8",
 )
-_REPO = Path(__file__).resolve().parents[3]
 _TOKEN_LINE = re.compile(r"^Tokens: ([\d.]+)(k?) sent(?:, [^,]+ cache \w+)*, ([\d.]+)(k?) received", re.M)
 _PATH_WORD = re.compile(r"[^\s`'\"()\[\]<>,;:*]+")
-
-
-def default_tools_dir() -> Path:
-    """``.tools/aider`` of this source checkout (where ``make aider`` installs it)."""
-    return _REPO / ".tools" / "aider"
 
 
 @dataclass(frozen=True, slots=True)

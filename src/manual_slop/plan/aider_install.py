@@ -6,7 +6,8 @@ a fresh venv, ``pip install aider-chat==<pinned>``, a check that ``aider --versi
 stamp file the engine reads. Nothing happens when the stamp already names the pinned version.
 A failed install leaves no stamp, so the engine keeps reporting itself unavailable.
 
-Run: ``python -m manual_slop.plan.aider_install [TOOLS_DIR]``.
+Run: ``python -m manual_slop.plan.aider_install [TOOLS_DIR]``. The module needs nothing but the
+standard library (``make`` runs it with the system's Python while the app's venv installs).
 """
 
 from __future__ import annotations
@@ -21,12 +22,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 from manual_slop.atomic_io import atomic_write_text
-from manual_slop.plan.aider import AIDER_VERSION, default_tools_dir
 from manual_slop.process_tree import kill_tree
 
-__all__ = ["InstallError", "install_aider", "installed_version"]
+__all__ = ["AIDER_VERSION", "InstallError", "default_tools_dir", "install_aider", "installed_version"]
+
+AIDER_VERSION = "0.86.2"  # the Makefile's AIDER_VERSION: the engine's flags were checked against it
+_REPO = Path(__file__).resolve().parents[3]
 
 PIP_TIMEOUT_S = 1800.0  # aider-chat pulls ~700 MB of wheels; a slow mirror is not an error
+
+
+def default_tools_dir() -> Path:
+    """``.tools/aider`` of this source checkout (where ``make aider`` installs it)."""
+    return _REPO / ".tools" / "aider"
 
 
 class InstallError(RuntimeError):

@@ -40,7 +40,7 @@ from manual_slop.mma.dag import ExecutionEngine, TrackDAG
 from manual_slop.mma.errors import Aborted, MMAError
 from manual_slop.mma.models import Ticket, TicketStatus, Track
 from manual_slop.mma.persistence import TrackStore
-from manual_slop.plan.engines import Engine, EngineResult, SubtaskRun
+from manual_slop.plan.engines import Engine, EngineResult, SubtaskRun, describe_failure
 from manual_slop.plan.model import Plan, PlanStatus, Subtask, SubtaskStatus
 from manual_slop.plan.planner import PHASE_TIERS, PlanModels, request_plan
 from manual_slop.plan.prompts import (
@@ -360,8 +360,8 @@ class PlanConductor(ConductorEngine):
             raise
         except Exception as exc:
             with self._lock:
-                plan.metadata["merge_error"] = _describe(exc)
-            self._notify("error", f"plan {plan.id}: the merge failed: {_describe(exc)}")
+                plan.metadata["merge_error"] = describe_failure(exc)
+            self._notify("error", f"plan {plan.id}: the merge failed: {describe_failure(exc)}")
             self._set_phase(PlanStatus.FAILED)
             return
         with self._lock:
@@ -387,8 +387,10 @@ class PlanConductor(ConductorEngine):
             raise
         except Exception as exc:  # a bad answer or a failed call: reported, the plan still stands
             with self._lock:
-                plan.metadata["judge_error"] = _describe(exc)
-            self._notify("warning", f"plan {plan.id}: the judge's answer was not usable: {_describe(exc)}")
+                plan.metadata["judge_error"] = describe_failure(exc)
+            self._notify(
+                "warning", f"plan {plan.id}: the judge's answer was not usable: {describe_failure(exc)}"
+            )
             return
         with self._lock:
             plan.metadata["judge"] = {**score.to_dict(), "provider": self.services.judge}
@@ -435,7 +437,9 @@ class PlanConductor(ConductorEngine):
             self._notify("error", f"plan {view.id}: the replan after {ticket_id} stayed invalid:\n{exc}")
             return
         except Exception as exc:
-            self._notify("warning", f"plan {view.id}: replanning after {ticket_id} failed: {_describe(exc)}")
+            self._notify(
+                "warning", f"plan {view.id}: replanning after {ticket_id} failed: {describe_failure(exc)}"
+            )
             return
         finally:
             with self._lock:
@@ -504,12 +508,3 @@ def _availability(engines: Mapping[str, Engine]) -> dict[str, str | None]:
 
 def _usable(engines: Mapping[str, Engine]) -> list[str]:
     return [name for name, why in _availability(engines).items() if why is None]
-
-
-def _describe(exc: BaseException) -> str:
-    if hasattr(exc, "ui_message"):
-        try:
-            return str(exc.ui_message())
-        except Exception:
-            pass
-    return f"{type(exc).__name__}: {exc}"

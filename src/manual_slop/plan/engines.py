@@ -28,8 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from manual_slop.automation import AutomationError
 from manual_slop.cancel import CancelToken
 from manual_slop.dialogs import Decision, PendingDialog
+from manual_slop.mma.errors import MMAError
+from manual_slop.plan.model import PlanError
 
 __all__ = [
     "ENGINE_NAMES",
@@ -38,6 +41,7 @@ __all__ = [
     "EngineRejected",
     "EngineResult",
     "SubtaskRun",
+    "describe_failure",
 ]
 
 ENGINE_NAMES: tuple[str, ...] = ("llm", "aider", "gemini_cli")
@@ -96,3 +100,17 @@ class Engine(Protocol):
     def run(self, run: SubtaskRun) -> EngineResult:
         """Run one attempt; EngineError when it fails, ``mma.errors.Aborted`` when ``run.abort`` is set."""
         ...
+
+
+def describe_failure(exc: BaseException) -> str:
+    """What a failure tells the user: a provider error's own message, the text of one of ours
+    (engine, plan, MMA and automation errors say what is wrong), else the type and the text."""
+    ui_message = getattr(exc, "ui_message", None)
+    if callable(ui_message):
+        try:
+            return str(ui_message())
+        except Exception:  # a message that cannot be built must not hide the failure
+            pass
+    if isinstance(exc, EngineError | PlanError | MMAError | AutomationError) and str(exc):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from manual_slop.cancel import RequestCancelled
 from manual_slop.mma.errors import Aborted
-from manual_slop.plan.engines import EngineError, EngineResult, SubtaskRun
+from manual_slop.plan.engines import EngineError, EngineResult, SubtaskRun, describe_failure
 from manual_slop.tools.tool import ExecutionContext
 
 __all__ = ["LlmEngine", "ModelAccess", "conversation_id", "usage_of"]
@@ -105,8 +105,7 @@ class LlmEngine:
         except RequestCancelled as exc:
             raise Aborted(f"subtask {run.subtask_id} stopped: {exc.reason}") from None
         except Exception as exc:
-            message = exc.ui_message() if hasattr(exc, "ui_message") else f"{type(exc).__name__}: {exc}"
-            raise EngineError(message) from exc
+            raise EngineError(describe_failure(exc)) from exc
         if run.abort.is_set():
             raise Aborted(f"subtask {run.subtask_id} aborted")
         return EngineResult(

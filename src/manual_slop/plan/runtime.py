@@ -32,7 +32,7 @@ from manual_slop.mma.conductor import ConductorConfig, ConductorEngine
 from manual_slop.mma.errors import Aborted
 from manual_slop.mma.models import Track
 from manual_slop.plan.conductor import PlanConductor, PlanServices, group_barriers, plan_track
-from manual_slop.plan.engines import Engine
+from manual_slop.plan.engines import Engine, describe_failure
 from manual_slop.plan.llm_engine import ModelAccess
 from manual_slop.plan.model import Plan, PlanError, PlanStatus, SubtaskStatus
 from manual_slop.plan.planner import PlanModels, request_plan
@@ -363,7 +363,7 @@ class PlanRuntime:
             status = PlanStatus.ABORTED
         plan.status = status
         issues = getattr(error, "issues", None)
-        plan.metadata["errors"] = [i.message for i in issues] if issues else [_describe(error)]
+        plan.metadata["errors"] = [i.message for i in issues] if issues else [describe_failure(error)]
         if reply:
             plan.metadata["planner_reply"] = reply[:20_000]
         if usage is not None:
@@ -604,12 +604,3 @@ def _planner_view(plan: Plan) -> dict[str, Any]:
             item["notes"] = subtask.notes
         subtasks.append(item)
     return {"subtasks": subtasks, "merge": {"strategy": plan.merge_strategy}}
-
-
-def _describe(exc: BaseException) -> str:
-    if hasattr(exc, "ui_message"):
-        try:
-            return str(exc.ui_message())
-        except Exception:
-            pass
-    return str(exc) if isinstance(exc, PlanError | InvalidValue) else f"{type(exc).__name__}: {exc}"

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from manual_slop.cancel import CancelToken
 from manual_slop.mma.errors import Aborted
-from manual_slop.plan.engines import Engine, EngineRejected, EngineResult, SubtaskRun
+from manual_slop.plan.engines import Engine, EngineRejected, EngineResult, SubtaskRun, describe_failure
 
 __all__ = ["SubtaskHost", "SubtaskWorker"]
 
@@ -79,7 +79,7 @@ class SubtaskWorker:
                     host.block(tid, abort, f"rejected by the user: {exc}", failed=False)
                     return
                 except Exception as exc:  # the engine failed: an attempt that failed
-                    failure = f"{engine.name} engine, attempt {attempt}: {_describe(exc)}"
+                    failure = f"{engine.name} engine, attempt {attempt}: {describe_failure(exc)}"
                     log.info("subtask %s: %s", tid, failure)
                 else:
                     if abort.is_set():
@@ -92,8 +92,4 @@ class SubtaskWorker:
                 host.note_retry(tid)
         except Exception as exc:  # a bug of ours: never leave the subtask running
             log.exception("subtask worker for %s failed", tid)
-            host.block(tid, abort, f"internal error: {_describe(exc)}", failed=False)
-
-
-def _describe(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__
+            host.block(tid, abort, f"internal error: {describe_failure(exc)}", failed=False)

@@ -22,6 +22,7 @@ from manual_slop.plan.model import Plan, Subtask
 
 __all__ = [
     "MERGE_RESULT_CHARS",
+    "SCHEMA_MAX_SUBTASKS",
     "JudgeScore",
     "judge_prompt",
     "judge_schema",
@@ -200,35 +201,61 @@ def parse_judge(text: str) -> JudgeScore:
     return JudgeScore(float(score), verdict.strip(), tuple(r.strip() for r in reasons))
 
 
+SCHEMA_MAX_SUBTASKS = 5  # a plan held to the schema fits the planner's 768 tokens (local model)
+
+
 def plan_schema(agents: Sequence[str], engines: Sequence[str], max_subtasks: int) -> dict[str, Any]:
-    """The plan's JSON schema for a model held to one: known agents and engines only, bounded
-    strings, at most ``max_subtasks`` subtasks (validation still checks the graph)."""
+    """The plan's JSON schema for a model held to one (the local model, through a grammar): a plan
+    valid by construction. The i-th subtask's id is ``S<i>`` and its group is ``i`` (one subtask
+    per group, so it may depend on any earlier one: no cycle, no dangling id, no dependency on a
+    later group); only known agents and available engines; at most :data:`SCHEMA_MAX_SUBTASKS`
+    subtasks and short strings, so the whole answer fits the planner's token limit (a cut answer
+    does not decode). Models not held to a schema read the shape in the prompt and may group
+    subtasks to run side by side."""
+    limit = max(1, min(max_subtasks, SCHEMA_MAX_SUBTASKS))
 
     def text(low: int, high: int) -> dict[str, Any]:
         return {"type": "string", "minLength": low, "maxLength": high}
 
-    subtask = {
-        "type": "object",
-        "properties": {
-            "id": {"type": "string", "pattern": r"^S[0-9]{1,2}$"},
-            "title": text(3, 80),
-            "objective": text(10, 400),
-            "agent_key": {"enum": list(agents)} if agents else text(1, 64),
-            "engine": {"enum": list(engines)},
-            "parallel_group": {"type": "integer", "minimum": 1, "maximum": max_subtasks},
-            "depends_on": {"type": "array", "items": {"type": "string", "pattern": r"^S[0-9]{1,2}$"},
-                           "maxItems": 3},
-        },
-        "required": ["id", "title", "objective", "agent_key", "engine", "parallel_group", "depends_on"],
-        "additionalProperties": False,
-    }  # fmt: skip
+    items = []
+    for index in range(limit):
+        earlier = [f"S{n}" for n in range(1, index + 1)]
+        depends_on: dict[str, Any] = (
+            {"type": "array", "items": {"enum": earlier}, "maxItems": min(3, len(earlier))}
+            if earlier
+            else {"type": "array", "maxItems": 0}
+        )
+        items.append(
+            {
+                "type": "object",
+                "properties": {
+                    "id": {"const": f"S{index + 1}"},
+                    "title": text(3, 60),
+                    "objective": text(10, 200),
+                    "agent_key": {"enum": list(agents)} if agents else text(1, 64),
+                    "engine": {"enum": list(engines)},
+                    "parallel_group": {"const": index + 1},
+                    "depends_on": depends_on,
+                },
+                "required": [
+                    "id",
+                    "title",
+                    "objective",
+                    "agent_key",
+                    "engine",
+                    "parallel_group",
+                    "depends_on",
+                ],
+                "additionalProperties": False,
+            }
+        )
     return {
         "type": "object",
         "properties": {
-            "subtasks": {"type": "array", "items": subtask, "minItems": 1, "maxItems": max_subtasks},
+            "subtasks": {"type": "array", "prefixItems": items, "minItems": 1, "maxItems": limit},
             "merge": {
                 "type": "object",
-                "properties": {"strategy": text(5, 300)},
+                "properties": {"strategy": text(5, 150)},
                 "required": ["strategy"],
                 "additionalProperties": False,
             },

@@ -44,7 +44,7 @@ from manual_slop.token_profiles import TokenProfiles
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
 
-__all__ = ["ENGINE_DESCRIPTIONS", "MAX_GOAL_CHARS", "PlanRuntime", "PlanSettings"]
+__all__ = ["DEFAULT_AGENT", "ENGINE_DESCRIPTIONS", "MAX_GOAL_CHARS", "PlanRuntime", "PlanSettings"]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +54,15 @@ ENGINE_DESCRIPTIONS = {
     "aider": "the Aider CLI editing the subtask's files in a scratch copy; its diff applied after approval",
     "gemini_cli": "one run of the Gemini CLI with its own tools, each call asking for approval",
 }
+
+
+# the agent a project without agent profiles plans with (agents/<key>/ folders replace it)
+DEFAULT_AGENT = AgentProfile(
+    key="general",
+    system_prompt="You are a careful software engineer. Do the one subtask you are given; say what you did.",
+    description="a general engineer (the project has no agent profiles in agents/)",
+    scope="builtin",
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -209,6 +218,8 @@ class PlanRuntime:
         binding = getattr(ctrl, "agents", None)
         catalog = binding.reload() if binding is not None else None
         agents = dict(catalog.agents) if catalog is not None else {}
+        if not agents:  # no profiles yet: /plan still works, every subtask as one general agent
+            agents = {DEFAULT_AGENT.key: DEFAULT_AGENT}
         profiles = binding.token_profiles() if binding is not None else TokenProfiles()
         return _Snapshot(
             base_dir=ctrl.base_dir(),

@@ -124,6 +124,12 @@ def _global_schema() -> dict[str, Field]:
             int, 8000, "Characters kept of old tool outputs", minimum=0, maximum=10_000_000
         ),
         "ai.fallback": Field(list, [], "Providers tried in order when the active one fails", items=str),
+        "ai.guard_repeat_warn": Field(
+            int, 2, "The identical tool call that carries a warning (0 = never)", minimum=0, maximum=1000
+        ),
+        "ai.guard_repeat_refuse": Field(
+            int, 3, "The identical tool call that is not run (0 = never)", minimum=0, maximum=1000
+        ),
         "approval.policy": Field(str, "manual", "Execution Clutch policy", choices=APPROVAL_POLICIES),
         "approval.timeout_s": Field(
             float, 3600.0, "How long an action waits for a decision before it is rejected", minimum=1.0

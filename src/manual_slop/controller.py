@@ -537,6 +537,8 @@ class AppController:
             "history_trunc_limit": state.history_trunc_limit,
             "system_prompt": state.system_prompt,
             "fallback": list(self.setting("ai.fallback") or []),
+            "guard_repeat_warn": self.setting("ai.guard_repeat_warn"),
+            "guard_repeat_refuse": self.setting("ai.guard_repeat_refuse"),
             "providers": {
                 name: {
                     "model": state.provider_models.get(name, ""),

@@ -25,6 +25,7 @@ from typing import Any
 
 from manual_slop.ai.comms import CommsLog, get_current_tier, set_current_tier
 from manual_slop.ai.errors import AIError, ProviderError
+from manual_slop.ai.loop_guard import GuardLimits
 from manual_slop.ai.messages import Message, ModelRequest, StreamSink, ToolChoice, Usage
 from manual_slop.ai.prompts import (
     BASE_INSTRUCTIONS,
@@ -69,6 +70,7 @@ log = logging.getLogger(__name__)
 ContextFit = Callable[[RequestBudget], tuple[str, Refresher | None]]
 
 DEFAULT_CONVERSATION = "chat"  # the conversation of a send that names none
+
 
 class AIClient:
     """Multi-provider chat client with one tool loop, retries, fallback and a comms log."""
@@ -202,6 +204,8 @@ class AIClient:
                 "memory_budget_tokens",
                 "memory_split",
                 "summary_max_tokens",
+                "guard_repeat_warn",
+                "guard_repeat_refuse",
             )
             if settings.get(k) is not None
         }
@@ -551,11 +555,13 @@ class AIClient:
                 # a fallback continues the turn the failed provider began (its tool work kept)
                 continuing=len(conversation) > started_with,
                 compactor=self._compactor(settings, provider, cancel),
+                guard=GuardLimits(settings.guard_repeat_warn, settings.guard_repeat_refuse),
             )
             try:
                 # the one in-process model answers one request at a time, whichever fork asks
                 with self._family.local_lock if name == "local" else contextlib.nullcontext():
-                    text = ToolLoop(provider, conversation, setup).run()
+                    loop = ToolLoop(provider, conversation, setup)
+                    text = loop.run()
             except RequestCancelled:
                 raise  # a stop is not a failure: no fallback
             except AIError as error:
@@ -570,7 +576,7 @@ class AIClient:
                         "warning", f"{name} failed ({_short(error)}); falling back to {chain[index + 1]}"
                     )
                 continue
-            return Answer(text, name, provider.answering_model(), "; ".join(passed_over))
+            return Answer(text, name, provider.answering_model(), "; ".join(passed_over), loop.limit_hit)
         assert last_error is not None
         self.conversations.error(conversation_id, _short(last_error), kind=type(last_error).__name__)
         raise last_error

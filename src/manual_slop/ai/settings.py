@@ -30,6 +30,8 @@ NUMBER_BOUNDS: dict[str, tuple[float, float, bool]] = {
     "history_window": (1, 1000, True),
     "memory_budget_tokens": (0, 10_000_000, True),
     "summary_max_tokens": (0, 1_000_000, True),
+    "guard_repeat_warn": (0, 1000, True),
+    "guard_repeat_refuse": (0, 1000, True),
 }
 
 
@@ -54,6 +56,8 @@ class ClientSettings:
     memory_budget_tokens: int = 0  # 0: what the provider has room for after system, context and tools
     memory_split: tuple[float, float, float] = (0.5, 0.3, 0.2)  # working, episodic, long-term
     summary_max_tokens: int = 0  # answer room of summaries and other sub-calls (0: max_tokens)
+    guard_repeat_warn: int = 2  # the identical tool call that warns (loop_guard; 0: never)
+    guard_repeat_refuse: int = 3  # the identical tool call that is refused (0: never)
 
     def summary_limit(self) -> int:
         """``max_tokens`` of a summary-phase call (compaction, file summaries, compression)."""
@@ -125,14 +129,17 @@ class Answer(str):
     provider: str
     model: str
     fallback: str
+    limit: str  # the loop guard limit that forced the answer ('round_limit' ...; '' when none did)
 
-    def __new__(cls, text: str, provider: str = "", model: str = "", fallback: str = "") -> Answer:
+    def __new__(
+        cls, text: str, provider: str = "", model: str = "", fallback: str = "", limit: str = ""
+    ) -> Answer:
         answer = super().__new__(cls, text)
-        answer.provider, answer.model, answer.fallback = provider, model, fallback
+        answer.provider, answer.model, answer.fallback, answer.limit = provider, model, fallback, limit
         return answer
 
-    def __getnewargs__(self) -> tuple[str, str, str, str]:  # copies and pickles keep who answered
-        return (str(self), self.provider, self.model, self.fallback)
+    def __getnewargs__(self) -> tuple[str, str, str, str, str]:  # copies and pickles keep who answered
+        return (str(self), self.provider, self.model, self.fallback, self.limit)
 
 
 def provider_name(name: str) -> str:

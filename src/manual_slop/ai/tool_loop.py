@@ -31,12 +31,21 @@ import dataclasses
 import json
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from manual_slop.ai.errors import ProviderError
 from manual_slop.ai.grammar import mentioned_paths, named_tools
+from manual_slop.ai.loop_guard import (
+    DEFAULT_LIMITS,
+    GuardKind,
+    GuardLimits,
+    RepeatGuard,
+    refusal_text,
+    warning_text,
+)
 from manual_slop.ai.messages import (
     INVALID_CALL_KEY,
     Message,
@@ -84,6 +93,12 @@ EMPTY_ANSWER = "(The model gave no answer after its tool calls. What they did:)"
 MAX_SUMMARY_LINES = 12
 GAVE_UP = "(the model kept calling tools after {rounds} rounds and gave no final answer)"
 NOT_EXECUTED = "NOT EXECUTED: no more tool calls are run for this request; answer with what you have."
+LIMIT_REPORT = {
+    GuardKind.ROUND_LIMIT: "[stopped at the limit of {rounds} tool rounds: this answer was forced and may be "
+    "incomplete]",
+    GuardKind.OUTPUT_BUDGET: "[stopped at the 500 KB tool output budget: this answer was forced and may be "
+    "incomplete]",
+}
 Log = Callable[[str, str, dict[str, Any]], None]
 
 
@@ -117,6 +132,7 @@ class LoopSetup:
     continuing: bool = False  # the turn is already in the conversation (a fallback takes it over)
     # summarizes older rounds when the conversation grows (memory.compaction); None: trim instead
     compactor: Compactor | None = None
+    guard: GuardLimits = DEFAULT_LIMITS  # when an identical tool call warns and when it is refused
 
 
 class ToolLoop:
@@ -134,6 +150,9 @@ class ToolLoop:
         self._forced = False  # a call of this exchange was made to call the tools the user named
         # (only ever set for a provider that forces named tools: see _asked_tools)
         self.ran: list[str] = []  # one line per tool call executed: what it did
+        self.guard_counts: Counter[str] = Counter()  # GuardKind -> trips in this run
+        self.limit_hit = ""  # the GuardKind of the limit that forced the answer ('' when none did)
+        self._repeats: RepeatGuard | None = None
 
     @property
     def tools_enabled(self) -> bool:
@@ -145,6 +164,13 @@ class ToolLoop:
             if notes:
                 self.setup.log("OUT", "history", {"repaired": notes})
             self.conversation.add(Message.user(self.setup.user_message))
+        if self.tools_enabled:
+            registry = self.setup.registry
+            assert registry is not None
+            self._repeats = RepeatGuard(
+                self.setup.guard, lambda name: name in registry and registry.get(name).mutating
+            )
+            self._repeats.seed(self.conversation.messages)
         reply = self._ask(ToolChoice.AUTO)
         while True:
             if reply.tool_calls and not self.tools_enabled:
@@ -163,7 +189,7 @@ class ToolLoop:
                 reply.usage,
             )
             if not reply.tool_calls:
-                return reply.text
+                return self._limited(reply.text) if self._spent() else reply.text
             if self.setup.abort is not None and self.setup.abort.is_set():
                 self.setup.log("IN", "notice", {"message": "aborted: the remaining tool calls were not run"})
                 self.conversation.add(Message.tool(_answer_all(reply.tool_calls, "the request was aborted")))
@@ -173,7 +199,7 @@ class ToolLoop:
                 self.grace += 1
                 if self.grace > GRACE_ROUNDS:
                     self.conversation.add(Message.tool(_answer_all(reply.tool_calls, NOT_EXECUTED)))
-                    return reply.text or GAVE_UP.format(rounds=MAX_TOOL_ROUNDS)
+                    return self._limited(reply.text or GAVE_UP.format(rounds=MAX_TOOL_ROUNDS))
                 outputs = _answer_all(reply.tool_calls, NOT_EXECUTED)
             else:
                 self.rounds += 1
@@ -185,6 +211,21 @@ class ToolLoop:
 
     def _spent(self) -> bool:
         return self.rounds >= MAX_TOOL_ROUNDS or self.output_bytes > MAX_TOOL_OUTPUT_BYTES
+
+    def _limited(self, text: str) -> str:
+        """``text`` marked as an answer the round or output limit forced (logged as a guard trip)."""
+        kind = GuardKind.OUTPUT_BUDGET if self.output_bytes > MAX_TOOL_OUTPUT_BYTES else GuardKind.ROUND_LIMIT
+        self.limit_hit = str(kind)
+        self._trip(kind, "", rounds=self.rounds, output_bytes=self.output_bytes)
+        note = LIMIT_REPORT[kind].format(rounds=MAX_TOOL_ROUNDS)
+        return f"{text}\n\n{note}" if text.strip() else note
+
+    def _trip(self, kind: GuardKind, tool: str, **details: Any) -> None:
+        """Count a guard trip of this run, log it and announce it (``guard_trip``)."""
+        self.guard_counts[str(kind)] += 1
+        count = self.guard_counts[str(kind)]
+        self.setup.log("IN", "guard", {"kind": str(kind), "tool": tool, "run_count": count, **details})
+        self.setup.events.emit("guard_trip", kind=str(kind), tool=tool)
 
     def _limit_note(self) -> str:
         if self.output_bytes > MAX_TOOL_OUTPUT_BYTES:
@@ -332,8 +373,11 @@ class ToolLoop:
     def _execute(self, calls: tuple[ToolCall, ...]) -> list[ToolOutput]:
         setup = self.setup
         assert setup.registry is not None and setup.exec_context is not None
+        repeats = self._repeats
+        assert repeats is not None
         outputs: list[ToolOutput | None] = [None] * len(calls)
         runnable: list[tuple[int, ToolCall]] = []
+        warned: dict[int, int] = {}  # index -> its count of identical calls
         for index, call in enumerate(calls):
             setup.log(
                 "OUT",
@@ -341,18 +385,44 @@ class ToolLoop:
                 {"name": call.name, "id": call.id, "args": call.args, "round": self.rounds},
             )
             if INVALID_CALL_KEY in call.args:
+                self._trip(GuardKind.MALFORMED_CALL, call.name)
                 outputs[index] = ToolOutput(
                     call.id, call.name, f"Error: {call.args[INVALID_CALL_KEY]}", ToolStatus.ERROR
                 )
-            else:
-                runnable.append((index, call))
+                continue
+            check = repeats.check(call)
+            if check.refuse:
+                self._trip(GuardKind.REPEAT_REFUSED, call.name, count=check.count)
+                text = refusal_text(call.name, check.count, check.previous)
+                refused = ToolOutput(call.id, call.name, text, ToolStatus.REJECTED)
+                outputs[index] = refused
+                repeats.record(call, refused)
+                continue
+            if check.warn:
+                warned[index] = check.count
+            runnable.append((index, call))
         results = setup.registry.execute_many([c for _, c in runnable], setup.exec_context)
         for (index, call), result in zip(runnable, results, strict=True):
             content = result.content
+            kind = result.metadata.get("error_kind")
+            if kind in (GuardKind.UNKNOWN_TOOL, GuardKind.INVALID_ARGS):
+                self._trip(GuardKind(kind), call.name)
             if result.status in (ToolStatus.ERROR, ToolStatus.TIMEOUT):
                 content += self._second_opinions(call, result.error_message or result.content)
-            outputs[index] = ToolOutput(call.id, call.name, content, result.status)
-            setup.events.emit("tool_execution", name=call.name, call_id=call.id, status=str(result.status))
+            output = ToolOutput(call.id, call.name, content, result.status)
+            repeats.record(call, output)
+            if index in warned:
+                self._trip(GuardKind.REPEAT_WARNED, call.name, count=warned[index])
+                warning = warning_text(call.name, warned[index])
+                output = ToolOutput(call.id, call.name, f"{content}\n\n{warning}", result.status)
+            outputs[index] = output
+            setup.events.emit(
+                "tool_execution",
+                name=call.name,
+                call_id=call.id,
+                status=str(result.status),
+                duration_ms=result.metadata.get("duration_ms"),
+            )
         done: list[ToolOutput] = []
         for call, output in zip(calls, outputs, strict=True):
             assert output is not None

@@ -61,6 +61,7 @@ from manual_slop.tools.tool import (
     ToolRun,
     unknown_format,
 )
+from manual_slop.tools.untrusted import wrap_untrusted
 
 __all__ = ["ToolRegistry", "default_registry"]
 
@@ -233,11 +234,13 @@ class ToolRegistry:
             tool = self._tools.get(call.name)
             names = sorted(self._tools)
         if tool is None:
-            return ToolResult.error(f"Unknown tool '{call.name}'. Available tools: {', '.join(names)}")
+            return ToolResult.error(
+                f"Unknown tool '{call.name}'. Available tools: {', '.join(names)}", error_kind="unknown_tool"
+            )
         record["mutating"] = tool.mutating
         problem = _validation_message(tool, call.args)
         if problem is not None:
-            return ToolResult.error(problem)
+            return ToolResult.error(problem, error_kind="invalid_args")
         breaker = self.breaker(tool.name)
         wait = breaker.acquire()
         if wait is not None:
@@ -271,6 +274,8 @@ class ToolRegistry:
                 return decided, "neutral"
             args, paths = decided
         result, outcome = self._run_handler(tool, call, args, paths, ctx)
+        if tool.untrusted and result.ok:
+            result = dataclasses.replace(result, content=wrap_untrusted(tool.name, result.content))
         if record.get("edited"):
             # The model must know that what ran is not what it asked for.
             note = f"Note: the user edited this call before approving it; it ran with {_args_text(args)}.\n\n"

@@ -222,6 +222,7 @@ class Tool:
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
     path_params: tuple[str, ...] = ()
     preview: Preview | None = None
+    untrusted: bool = False  # results come from outside the project: wrapped as data (tools.untrusted)
     _validator: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -290,6 +290,7 @@ def web_tools(settings: WebSettings | None = None) -> list[Tool]:
             },
             _fetch_url_handler(settings),
             timeout_s=backstop,
+            untrusted=True,
         ),
         Tool(
             "web_search",
@@ -311,5 +312,6 @@ def web_tools(settings: WebSettings | None = None) -> list[Tool]:
             },
             _web_search_handler(settings),
             timeout_s=backstop,
+            untrusted=True,
         ),
     ]

@@ -92,7 +92,11 @@ def test_ten_tool_rounds_then_grace_rounds_force_a_final_answer(deepseek: HttpHa
     deepseek.push(*[Reply("", [Call("echo", {"text": f"r{n}"})]) for n in range(MAX_TOOL_ROUNDS + 2)])
     deepseek.push(Reply("final answer at last"))
     client = deepseek.client()
-    assert client.send("", "loop", pre_tool_callback=approve_all) == "final answer at last"
+    answer = client.send("", "loop", pre_tool_callback=approve_all)
+    # a forced answer is reported as one, never passed off as a normal answer
+    assert answer.startswith("final answer at last\n\n[stopped at the limit of 10 tool rounds")
+    assert answer.limit == "round_limit"
+    assert [e["payload"]["kind"] for e in deepseek.entries if e["kind"] == "guard"] == ["round_limit"]
     executed = [e for e in deepseek.tool_entries if e["tool"] == "echo"]
     assert len(executed) == MAX_TOOL_ROUNDS  # the grace rounds run nothing
     choices = tool_choices(deepseek)
@@ -104,7 +108,7 @@ def test_ten_tool_rounds_then_grace_rounds_force_a_final_answer(deepseek: HttpHa
 def test_a_model_that_never_stops_calling_tools_gets_cut_off(deepseek: HttpHarness) -> None:
     deepseek.push(*[Reply("", [Call("echo", {"text": "again"})]) for _ in range(MAX_TOOL_ROUNDS + 3)])
     answer = deepseek.client().send("", "loop", pre_tool_callback=approve_all)
-    assert "kept calling tools" in answer
+    assert "kept calling tools" in answer and answer.limit == "round_limit"
     assert len(deepseek.fake.model_calls()) == MAX_TOOL_ROUNDS + 3  # 1 + 10 rounds + 2 grace rounds
 
 
@@ -115,7 +119,9 @@ def test_the_500kb_budget_warns_and_forces_the_answer(deepseek: HttpHarness) -> 
         Reply("", [Call("echo", {"text": big})]),
         Reply("summarised"),
     )
-    assert deepseek.client().send("", "go", pre_tool_callback=approve_all) == "summarised"
+    answer = deepseek.client().send("", "go", pre_tool_callback=approve_all)
+    assert answer.startswith("summarised\n\n[stopped at the 500 KB tool output budget")
+    assert answer.limit == "output_budget"
     assert tool_choices(deepseek) == ["auto", "auto", "none"]
     assert BUDGET_WARNING in deepseek.sent()[2] and BUDGET_WARNING not in deepseek.sent()[1]
 

@@ -327,9 +327,10 @@ def test_every_command_prints_the_api_reply_and_json_makes_it_one_line(hook_app:
 
 
 def pending_dialog(app: HookApp, dialog) -> tuple[threading.Thread, list]:
-    """A worker blocked on the clutch until ``dialog`` is decided (at most 20 s)."""
+    """A worker blocked on the clutch until ``dialog`` is decided (at most 120 s: a test that starts
+    several CLI processes meanwhile must not see it time out on a loaded machine)."""
     outcome: list = []
-    worker = threading.Thread(target=lambda: outcome.append(app.ctrl.request_approval(dialog, timeout=20)))
+    worker = threading.Thread(target=lambda: outcome.append(app.ctrl.request_approval(dialog, timeout=120)))
     worker.start()
     wait_until(lambda: app.ctrl.clutch.get(dialog.uid) is not None)
     return worker, outcome

@@ -19,6 +19,7 @@ from manual_slop.tools import (
     WebSettings,
     default_registry,
 )
+from manual_slop.tools.untrusted import UNTRUSTED_NOTE
 from manual_slop.tools.web import html_to_text, parse_search_results
 
 PAGE = """<!doctype html><html><head><title>Example Page</title>
@@ -113,6 +114,14 @@ def call(registry: ToolRegistry, ctx: ExecutionContext, tool: str, **args: str):
     return registry.execute(ToolCall.new(tool, args), ctx)
 
 
+def inner(content: str, tool: str = "fetch_url") -> str:
+    """What a web tool got, out of the untrusted block every successful result is wrapped in."""
+    head = f'<untrusted_content source="{tool}">\n'
+    tail = f"\n</untrusted_content>\n{UNTRUSTED_NOTE}"
+    assert content.startswith(head) and content.endswith(tail), content[:200]
+    return content[len(head) : -len(tail)]
+
+
 def test_html_to_text_strips_scripts_styles_and_markup() -> None:
     title, text = html_to_text(PAGE)
     assert title == "Example Page"
@@ -122,16 +131,16 @@ def test_html_to_text_strips_scripts_styles_and_markup() -> None:
 def test_fetch_url_returns_readable_text(server: str, ctx: ExecutionContext) -> None:
     result = call(web_registry(), ctx, "fetch_url", url=f"{server}/page.html")
     assert result.ok
-    assert result.content.startswith(f"URL: {server}/page.html\nTitle: Example Page\n\nMenu")
+    assert inner(result.content).startswith(f"URL: {server}/page.html\nTitle: Example Page\n\nMenu")
     assert "do-not-show" not in result.content and "display" not in result.content
 
 
 def test_fetch_url_follows_redirects_and_caps_text(server: str, ctx: ExecutionContext) -> None:
     registry = web_registry()
-    assert call(registry, ctx, "fetch_url", url=f"{server}/redirect").content.startswith(
+    assert inner(call(registry, ctx, "fetch_url", url=f"{server}/redirect").content).startswith(
         f"URL: {server}/page.html"
     )
-    big = call(registry, ctx, "fetch_url", url=f"{server}/big.txt").content
+    big = inner(call(registry, ctx, "fetch_url", url=f"{server}/big.txt").content)
     assert "\n\n[page text cut at 40,000 of 100,0" in big and big.endswith(" characters]")
     assert len(big) < 40_200
 
@@ -175,7 +184,7 @@ def test_no_network_gives_a_quick_clear_error(ctx: ExecutionContext) -> None:
 def test_web_search_parses_results(server: str, ctx: ExecutionContext) -> None:
     registry = web_registry(search_url=f"{server}/html/")
     result = call(registry, ctx, "web_search", query="tree sitter")
-    assert result.content.splitlines() == [
+    assert inner(result.content, "web_search").splitlines() == [
         "Results for 'tree sitter':",
         "1. First", "   https://one.example/a?b=1", "   About tree sitter 0",
         "2. Second", "   https://two.example/", "   About tree sitter 1",

@@ -14,6 +14,8 @@ Kinds and payload keys (editable ones marked *):
 ``mma_step``        ``ticket_id``, ``payload``\\*
 ``mma_spawn``       ``ticket_id``, ``role``, ``prompt``\\*, ``context_md``\\*
 ``ask``             ``question``, ``tool``, ``args``\\*, ``answer``\\*
+``recovery``        ``ticket_id``, ``track_id``, ``failure``, ``severity``, ``error``,
+                    ``tried``, ``choices``, ``choice``\\*, ``description``\\*
 ==================  ==========================================================
 
 Every kind also accepts ``reason`` (why it was rejected; told to the model).
@@ -40,6 +42,7 @@ __all__ = [
     "MMASpawnApprovalDialog",
     "PendingDialog",
     "PendingKind",
+    "RecoveryDialog",
     "ToolApprovalDialog",
     "dialog_from_kind",
 ]
@@ -51,6 +54,7 @@ class PendingKind(StrEnum):
     MMA_STEP = "mma_step"
     MMA_SPAWN = "mma_spawn"
     ASK = "ask"
+    RECOVERY = "recovery"
 
 
 class Decider(StrEnum):
@@ -285,9 +289,63 @@ class AskDialog(PendingDialog):
         return (self._payload["tool"] or "ask", text, path)
 
 
+class RecoveryDialog(PendingDialog):
+    """A ticket whose recovery strategies ran out (governance.recovery): approve with a
+    ``choice`` — retry, skip, edit (with the edited ``description``) or abort the track;
+    reject leaves the ticket blocked."""
+
+    kind = PendingKind.RECOVERY
+    editable: ClassVar[Mapping[str, type]] = {"choice": str, "description": str}
+    CHOICES: ClassVar[tuple[str, ...]] = ("retry", "skip", "edit", "abort")
+
+    def __init__(
+        self,
+        ticket_id: str,
+        track_id: str,
+        failure: str,
+        severity: str,
+        error: str,
+        tried: list[str],
+        description: str,
+    ) -> None:
+        super().__init__(
+            {
+                "ticket_id": ticket_id,
+                "track_id": track_id,
+                "failure": failure,
+                "severity": severity,
+                "error": error,
+                "tried": list(tried),
+                "choices": list(self.CHOICES),
+                "choice": "retry",
+                "description": description,
+            }
+        )
+
+    def merged_payload(self, edits: Mapping[str, Any] | None) -> tuple[dict[str, Any], bool, str]:
+        final, edited, reason = super().merged_payload(edits)
+        if final["choice"] not in self.CHOICES:
+            raise DialogPayloadError(
+                f"choice: expected one of {', '.join(self.CHOICES)}, got {final['choice']!r}"
+            )
+        if final["choice"] == "edit" and not final["description"].strip():
+            raise DialogPayloadError("description: the edited ticket needs a description")
+        return final, edited, reason
+
+    def rule_subject(self) -> tuple[str, str, str | None]:
+        return ("recovery", self._payload["error"], None)
+
+
 _BY_KIND: dict[PendingKind, type[PendingDialog]] = {
     cls.kind: cls
-    for cls in (ConfirmDialog, ToolApprovalDialog, MMAApprovalDialog, MMASpawnApprovalDialog, AskDialog)
+    for cls in (
+        ConfirmDialog,
+        ToolApprovalDialog,
+        MMAApprovalDialog,
+        MMASpawnApprovalDialog,
+        AskDialog,
+        RecoveryDialog,
+    )
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,3 +64,21 @@ def dialog_in_thread(ctrl, dialog, workers: list[threading.Thread]) -> None:
         workers.append(thread)
 
     ctrl.post_gui_task({"action": "custom_callback", "callback": start})
+
+
+def decide_in_window(ctrl, run_gui, dialog, act: Callable[[Any], None]):
+    """Ask for approval of ``dialog`` in the real window; ``act(ctx)`` answers its modal.
+    Returns the dialog's decision (None when it was never decided)."""
+    workers: list[threading.Thread] = []
+
+    def test(ctx, app) -> None:
+        ctx.yield_(5)
+        dialog_in_thread(ctrl, dialog, workers)
+        frames_until(ctx, lambda: bool(ctrl.state.pending_dialogs))
+        act(ctx)
+        frames_until(ctx, lambda: not ctrl.state.pending_dialogs)
+
+    run_gui(ctrl, test)
+    for worker in workers:
+        worker.join(10)
+    return dialog.decision

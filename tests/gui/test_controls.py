@@ -16,7 +16,7 @@ from imgui_bundle import ImVec2, imgui
 from imgui_bundle.immapp import testing
 
 from manual_slop.dialogs import Decision, MMAApprovalDialog
-from tests.gui.conftest import dialog_in_thread, frames_until
+from tests.gui.conftest import decide_in_window, frames_until
 from tests.integration.test_controller import FakeBackend
 
 
@@ -257,21 +257,7 @@ STEP = {
 def _decide_step(make_controller, run_gui, payload: str, act: Callable[[Any], None]) -> Decision | None:
     """Ask for approval of an MMA step with ``payload``; ``act(ctx)`` answers the open modal.
     Returns the dialog's decision."""
-    ctrl = make_controller()
-    dialog = MMAApprovalDialog("T11", payload)
-    workers: list[threading.Thread] = []
-
-    def test(ctx, app) -> None:
-        ctx.yield_(5)
-        dialog_in_thread(ctrl, dialog, workers)
-        frames_until(ctx, lambda: bool(ctrl.state.pending_dialogs))
-        act(ctx)
-        frames_until(ctx, lambda: not ctrl.state.pending_dialogs)
-
-    run_gui(ctrl, test)
-    for worker in workers:
-        worker.join(10)
-    return dialog.decision
+    return decide_in_window(make_controller(), run_gui, MMAApprovalDialog("T11", payload), act)
 
 
 def test_the_mma_step_modal_edits_fields_and_approves_the_rebuilt_step(

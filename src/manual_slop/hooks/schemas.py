@@ -98,6 +98,20 @@ DIALOG_PAYLOADS: dict[str, Schema] = {
     "mma_step": _obj({"ticket_id": _STR, "payload": _STR}, closed=False),
     "mma_spawn": _obj({"ticket_id": _STR, "role": _STR, "prompt": _STR, "context_md": _STR}, closed=False),
     "ask": _obj({"question": _STR, "tool": _STR, "args": _OBJECT}, closed=False),
+    "recovery": _obj(
+        {
+            "ticket_id": _STR,
+            "track_id": _STR,
+            "failure": _STR,
+            "severity": _STR,
+            "error": _STR,
+            "tried": {"type": "array", "items": _STR},
+            "choices": {"type": "array", "items": _STR},
+            "choice": _STR,
+            "description": _STR,
+        },
+        closed=False,
+    ),
 }
 
 _PENDING_DIALOG: Schema = {

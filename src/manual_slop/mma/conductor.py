@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from manual_slop.dialogs import Decision, MMAApprovalDialog, PendingDialog
+from manual_slop.governance.recovery import RecoveryOrchestrator, RecoveryStep
+from manual_slop.governance.severity import FailureClass
 from manual_slop.mma.client import ContextBuilder, ContextRequest, TierCaller
 from manual_slop.mma.dag import ExecutionEngine, TrackDAG
 from manual_slop.mma.errors import Aborted, MMAError, PersistenceError
@@ -105,6 +107,9 @@ class ConductorConfig:
     project_files: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     path_check: PathCheck | None = None
+    retry_backoff_s: float = 1.0  # the first retry's wait after a transient failure (doubles)
+    recovery_repeat: int = 3  # this many failures of one class within the window: one severity up
+    recovery_window_s: float = 600.0
 
 
 class ConductorEngine:
@@ -144,6 +149,13 @@ class ConductorEngine:
         self._open_dialogs: dict[str, tuple[PendingDialog, threading.Event]] = {}
         self._replans: deque[tuple[str, str]] = deque()
         self._failures: Counter[str] = Counter()
+        self._attempt_floor: Counter[str] = Counter()  # retry_count when a human granted fresh retries
+        self.recovery = RecoveryOrchestrator(
+            repeat_threshold=self.config.recovery_repeat,
+            window_s=self.config.recovery_window_s,
+            backoff_base_s=self.config.retry_backoff_s,
+            backoff_max_s=max(30.0, self.config.retry_backoff_s),
+        )
         self._tiers: Counter[str] = Counter()
         self._credits = 0
         self._worker_names = itertools.count(1)
@@ -160,6 +172,10 @@ class ConductorEngine:
     def status(self) -> ConductorStatus:
         with self._lock:
             return self._status
+
+    @property
+    def track_id(self) -> str:
+        return self.track.id
 
     @property
     def base_dir(self) -> Path:
@@ -483,9 +499,47 @@ class ConductorEngine:
     def give_up(self, ticket_id: str) -> bool:
         """After a failed attempt: block now (retries used up, or a critical ticket that can be replanned)."""
         with self._lock:
-            ticket = self._ticket(ticket_id)
-            replannable = self.track.replan_count < self.config.max_replans
-            return ticket.retry_count >= self.config.max_retries or (ticket.critical and replannable)
+            return self._give_up(self._ticket(ticket_id))
+
+    def _give_up(self, ticket: Ticket) -> bool:
+        replannable = self.track.replan_count < self.config.max_replans
+        used = ticket.retry_count - self._attempt_floor[ticket.id]
+        return used >= self.config.max_retries or (ticket.critical and replannable)
+
+    def recover(self, ticket_id: str, failure: FailureClass) -> RecoveryStep:
+        """The next strategy for a failed attempt of ``ticket_id`` (governance.recovery)."""
+        with self._lock:
+            attempts_left = not self._give_up(self._ticket(ticket_id))
+            replan_left = self.track.replan_count < self.config.max_replans
+        step = self.recovery.next_step(
+            ticket_id, failure, attempts_left=attempts_left, replan_left=replan_left
+        )
+        self.host.publish(
+            "recovery_step", {"track_id": self.track.id, "ticket_id": ticket_id, **step.to_dict()}
+        )
+        return step
+
+    def grant_retry(self, ticket_id: str) -> None:
+        """A human chose retry: the ticket gets a fresh set of retries and its ladder starts again."""
+        with self._lock:
+            self._attempt_floor[ticket_id] = self._ticket(ticket_id).retry_count
+        self.recovery.restart(ticket_id)
+
+    def skip(self, ticket_id: str, abort: threading.Event, reason: str) -> None:
+        """A human chose skip: the ticket ends completed without its work; dependents go on."""
+        with self._lock:
+            if self._owned(ticket_id, abort):
+                self.engine.complete(ticket_id, f"SKIPPED by the user: {reason}")
+                self._changed([self._ticket(ticket_id)])
+        self._notify("warning", f"track {self.track.id}: ticket {ticket_id} was skipped ({reason})")
+
+    def edit_description(self, ticket_id: str, abort: threading.Event, description: str) -> None:
+        """A human chose edit: the running ticket's description is the edited one from now on."""
+        with self._lock:
+            if self._owned(ticket_id, abort):
+                ticket = self._ticket(ticket_id)
+                ticket.description = description
+                self._changed([ticket])
 
     def note_retry(self, ticket_id: str) -> None:
         with self._lock:
@@ -498,7 +552,10 @@ class ConductorEngine:
                 self.engine.complete(ticket_id, result)
                 self._changed([self._ticket(ticket_id)])
 
-    def block(self, ticket_id: str, abort: threading.Event, reason: str, *, failed: bool) -> None:
+    def block(
+        self, ticket_id: str, abort: threading.Event, reason: str, *, failed: bool, replan: bool = False
+    ) -> None:
+        """Block the ticket; ``replan``: Tier 2 replans the rest (when replans are left)."""
         with self._lock:
             if not self._owned(ticket_id, abort):
                 return
@@ -506,10 +563,11 @@ class ConductorEngine:
             self._changed(self.engine.block(ticket_id, reason))
             if failed:
                 self._failures[ticket_id] += ticket.retry_count + 1
-                if (
-                    self._failures[ticket_id] >= FAILURES_BEFORE_REPLAN or ticket.critical
-                ) and self.track.replan_count < self.config.max_replans:
-                    self._replans.append((ticket_id, reason))
+            wanted = replan or (
+                failed and (self._failures[ticket_id] >= FAILURES_BEFORE_REPLAN or ticket.critical)
+            )
+            if wanted and self.track.replan_count < self.config.max_replans:
+                self._replans.append((ticket_id, reason))
 
     def spawn_rejected(self, ticket_id: str, abort: threading.Event, reason: str) -> None:
         with self._lock:

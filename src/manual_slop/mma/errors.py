@@ -44,6 +44,8 @@ class MMAError(Exception):
 class TicketError(MMAError, ValueError):
     """A ticket or track record is malformed; raised by ``from_dict`` and constructors."""
 
+    failure_class = "validation_error"  # governance.severity: replan, then ask
+
 
 class InvalidTransition(TicketError):
     """A ticket status change that its lifecycle forbids (e.g. ``completed`` → ``todo``)."""
@@ -51,6 +53,8 @@ class InvalidTransition(TicketError):
 
 class DagError(MMAError, ValueError):
     """The tickets of a track do not form a runnable graph."""
+
+    failure_class = "validation_error"  # governance.severity: replan, then ask
 
 
 class DuplicateTicketId(DagError):
@@ -80,6 +84,8 @@ class CycleDetected(DagError):
 
 class PlanningError(MMAError):
     """A planning tier answered with something unusable, even after being told the error."""
+
+    failure_class = "validation_error"  # governance.severity: replan, then ask
 
 
 class PersistenceError(MMAError, OSError):

@@ -13,6 +13,12 @@ change failed (or was rejected), or that changed nothing while the ticket names 
 to change, is a failed attempt too, with the failed tool results as its reason
 (:func:`unfinished_work`). The abort event is checked before work, in the step gate before each
 tool runs, and after each send returns.
+
+What follows a failed attempt is the recovery orchestrator's call (``host.recover``: the
+failure's class, its severity and its ladder in :mod:`manual_slop.governance.severity`):
+another attempt (after a backoff, with Tier 4's summary, or on the next model), a replan,
+or — when the ladder is spent — a ``recovery`` dialog where a human picks retry, skip, edit
+or abort. A recovery dialog decided by a policy, not a human, leaves the ticket blocked.
 """
 
 from __future__ import annotations
@@ -25,12 +31,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from manual_slop.dialogs import (
+    Decider,
     Decision,
     MMAApprovalDialog,
     MMASpawnApprovalDialog,
     PendingDialog,
+    RecoveryDialog,
     ToolApprovalDialog,
 )
+from manual_slop.governance.recovery import RecoveryStep
+from manual_slop.governance.severity import FailureClass, Strategy, classify_error
 from manual_slop.mma.client import ContextBuilder, ContextRequest, StepRequest, StepVerdict, TierCaller
 from manual_slop.mma.errors import Aborted, PatchError
 from manual_slop.mma.models import Ticket
@@ -52,6 +62,7 @@ class WorkerHost(Protocol):
     path_check: PathCheck | None
     tier4_model: str
     tier4_patches: bool
+    track_id: str
 
     def ask(self, dialog: PendingDialog, abort: threading.Event) -> Decision | None: ...
 
@@ -65,7 +76,17 @@ class WorkerHost(Protocol):
 
     def complete(self, ticket_id: str, abort: threading.Event, result: str) -> None: ...
 
-    def block(self, ticket_id: str, abort: threading.Event, reason: str, *, failed: bool) -> None: ...
+    def block(
+        self, ticket_id: str, abort: threading.Event, reason: str, *, failed: bool, replan: bool = False
+    ) -> None: ...
+
+    def recover(self, ticket_id: str, failure: FailureClass) -> RecoveryStep: ...
+
+    def grant_retry(self, ticket_id: str) -> None: ...
+
+    def skip(self, ticket_id: str, abort: threading.Event, reason: str) -> None: ...
+
+    def edit_description(self, ticket_id: str, abort: threading.Event, description: str) -> None: ...
 
     def spawn_rejected(self, ticket_id: str, abort: threading.Event, reason: str) -> None: ...
 
@@ -122,6 +143,7 @@ class TicketWorker:
         self.track_title = track_title
         self.dependency_results = dependency_results or {}
         self.patched = False  # a Tier 4 patch was applied for this ticket (a change it made)
+        self.edited = False  # a human edited the ticket's description: the prompt is rebuilt
 
     # -- the lifecycle --------------------------------------------------------------------
     def run(self) -> None:
@@ -140,10 +162,10 @@ class TicketWorker:
                 host.spawn_rejected(ticket.id, abort, decision.reason or "spawn rejected")
                 return
             prompt, context = decision.payload["prompt"], decision.payload["context_md"]
-            notes = ""
+            notes: str | None = ""
             ran: list[dict[str, Any]] = []  # every attempt's tool calls, as logged
             while True:
-                failure, patchable = "", False
+                failure, patchable, kind = "", False, FailureClass.WORKER_FAILED
                 try:
                     with host.in_tier(ROLE):
                         answer = self.caller.call(
@@ -161,34 +183,96 @@ class TicketWorker:
                 except Aborted:
                     return
                 except Exception as exc:  # provider or tool-loop failure: an attempt that failed
-                    failure = _describe(exc)
+                    failure, kind = _describe(exc), classify_error(exc)
+                    if kind is FailureClass.WORKER_EXCEPTION:
+                        kind = FailureClass.SEND_FAILED  # raised by the send, not by this worker
                 else:
                     if abort.is_set():
                         return
                     text = answer.lstrip()
                     if text.startswith(BLOCKED_MARKER):
-                        reason = text[len(BLOCKED_MARKER) :].strip() or "the worker reported BLOCKED"
-                        host.block(ticket.id, abort, reason, failed=False)
-                        return
-                    if text.startswith(FAILED_MARKER):
+                        failure = text[len(BLOCKED_MARKER) :].strip() or "the worker reported BLOCKED"
+                        kind = FailureClass.WORKER_BLOCKED
+                    elif text.startswith(FAILED_MARKER):
                         failure, patchable = text[len(FAILED_MARKER) :].strip() or "(no failure output)", True
                     else:
                         failure = unfinished_work(ticket, ran, self.patched) or ""
+                        kind = FailureClass.UNFINISHED_WORK
                         if not failure:
                             host.complete(ticket.id, abort, answer)
                             return
-                if host.give_up(ticket.id):
-                    host.block(ticket.id, abort, failure, failed=True)
+                        if getattr(answer, "limit", ""):  # the round limit forced the answer
+                            kind = FailureClass.GUARD_TRIP
+                notes = self._recover(kind, failure, context, patchable)
+                if notes is None or abort.is_set():
                     return
-                notes = self._tier4(failure, context, patchable)
-                if abort.is_set():
-                    return
-                host.note_retry(ticket.id)
+                if self.edited:
+                    prompt, self.edited = self._prompt(), False
         except Aborted:
             return
         except Exception as exc:  # a bug of ours: never leave the ticket in_progress
             log.exception("worker for %s failed", ticket.id)
             host.block(ticket.id, abort, f"internal error: {_describe(exc)}", failed=False)
+
+    # -- recovery ----------------------------------------------------------------------------
+    def _recover(self, kind: FailureClass, failure: str, context: str, patchable: bool) -> str | None:
+        """Carry out the orchestrator's strategy: the notes for another attempt, or None when
+        this worker is done (replanning, skipped, blocked or aborted)."""
+        host, ticket, abort = self.host, self.ticket, self.abort
+        step = host.recover(ticket.id, kind)
+        strategy = step.strategy
+        if strategy is Strategy.TIER4_QA:
+            notes = self._tier4(failure, context, patchable)
+        elif strategy in (Strategy.RETRY, Strategy.ESCALATE_MODEL, Strategy.SWITCH_PROVIDER):
+            if abort.wait(step.backoff_s):
+                return None
+            attempt = host.retry_count(ticket.id) + 1
+            notes = f"\n\nAttempt {attempt} failed ({kind}):\n{failure[:2000]}\n"
+        elif strategy is Strategy.REPLAN:
+            host.block(ticket.id, abort, failure, failed=True, replan=True)
+            return None
+        elif strategy is Strategy.SKIP:
+            host.skip(ticket.id, abort, f"{kind}: {failure[:200]}")
+            return None
+        elif strategy is Strategy.ABORT:
+            host.abort_track("recovery")
+            return None
+        else:
+            return self._ask_human(step, failure)
+        if abort.is_set():
+            return None
+        host.note_retry(ticket.id)
+        return notes
+
+    def _ask_human(self, step: RecoveryStep, failure: str) -> str | None:
+        host, ticket, abort = self.host, self.ticket, self.abort
+        dialog = RecoveryDialog(
+            ticket.id, host.track_id, str(step.failure), str(step.severity), failure, list(step.tried),
+            ticket.description,
+        )  # fmt: skip
+        decision = host.ask(dialog, abort)
+        if decision is None or abort.is_set():
+            return None
+        choice = decision.payload["choice"]
+        if decision.abort or (decision.approved and choice == "abort"):
+            host.abort_track(decision.decider)
+            return None
+        if not decision.approved or decision.decider == Decider.POLICY:
+            why = decision.reason or (
+                "a policy cannot choose a recovery" if decision.approved else "the user left it blocked"
+            )
+            host.block(ticket.id, abort, f"{failure} ({why})", failed=False)
+            return None
+        if choice == "skip":
+            host.skip(ticket.id, abort, decision.reason or "chosen in the recovery dialog")
+            return None
+        if choice == "edit":
+            host.edit_description(ticket.id, abort, decision.payload["description"])
+            self.ticket.description = decision.payload["description"]
+            self.edited = True
+        host.grant_retry(ticket.id)
+        host.note_retry(ticket.id)
+        return f"\n\nThe previous attempt failed:\n{failure[:2000]}\nA human asked for another attempt.\n"
 
     # -- pieces ----------------------------------------------------------------------------
     def _prompt(self) -> str:

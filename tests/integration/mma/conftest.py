@@ -30,7 +30,7 @@ def run_track(make_controller) -> Iterator[Callable[..., tuple]]:
             config.pop("auto_queue", True),
             host=ctrl,
             caller=caller,
-            config=ConductorConfig(base_dir=ctrl.base_dir(), **config),
+            config=ConductorConfig(base_dir=ctrl.base_dir(), **{"retry_backoff_s": 0.01, **config}),
             store=TrackStore(ctrl.base_dir()),
         )
         made.append((conductor, caller, client))

@@ -194,23 +194,31 @@ def test_failures_retry_with_escalation_and_tier4_qa_then_block(run_track) -> No
         Ticket("stuck", "z"),
         Ticket("pinned", "w", model_override="huge"),
     ]
-    _, conductor = run_track(tickets, client, tier3_models=("small", "medium", "large"), max_replans=0)
+    ctrl, conductor = run_track(tickets, client, tier3_models=("small", "medium", "large"), max_replans=0)
     assert conductor.join(10)
     flaky = [c for c in client.tier_calls("Tier 3") if c.ticket_id == "flaky"]
     assert [c.model for c in flaky] == ["small", "medium", "large"]
-    assert "QA summary of the failure:\nQA: missing import" in flaky[1].message
+    # a network error is retried after a backoff, without Tier 4 (governance.severity)
+    assert "Attempt 1 failed (provider_network):\nConnectionError: provider hiccup" in flaky[1].message
+    broken = [c for c in client.tier_calls("Tier 3") if c.ticket_id == "broken"]
+    assert "QA summary of the failure:\nQA: missing import" in broken[1].message
     track = conductor.track
     assert track.ticket("flaky").status is TicketStatus.COMPLETED and track.ticket("flaky").retry_count == 2
     assert track.ticket("broken").status is TicketStatus.BLOCKED
     assert (
-        track.ticket("broken").blocked_reason == "RuntimeError: always"
+        track.ticket("broken").blocked_reason == "RuntimeError: always (a policy cannot choose a recovery)"
         and track.ticket("broken").retry_count == 2
     )
     assert (
-        track.ticket("stuck").blocked_reason == "needs an API key" and track.ticket("stuck").retry_count == 0
+        track.ticket("stuck").blocked_reason == "needs an API key (a policy cannot choose a recovery)"
+        and track.ticket("stuck").retry_count == 0
     )
     assert [c.model for c in client.tier_calls("Tier 3") if c.ticket_id == "pinned"] == ["huge"]
-    assert len(client.tier_calls("Tier 4")) == 4  # two QA summaries for each failing ticket
+    assert len(client.tier_calls("Tier 4")) == 2  # two QA summaries for the ticket whose send fails
+    # the spent ladders asked a human (here the auto policy answered: the tickets stay blocked)
+    recoveries = [e for e in ctrl.session_log.read("audit") if e["kind"] == "recovery"]
+    assert sorted(e["payload"]["ticket_id"] for e in recoveries) == ["broken", "stuck"]
+    assert {e["payload"]["failure"] for e in recoveries} == {"send_failed", "worker_blocked"}
     assert conductor.status is ConductorStatus.BLOCKED
 
 

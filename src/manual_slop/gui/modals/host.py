@@ -18,6 +18,7 @@ from imgui_bundle import ImVec2, imgui
 # the modules themselves, not through the package: its __init__ imports this module
 import manual_slop.gui.modals.bodies as bodies
 import manual_slop.gui.modals.mma_step as mma_step
+import manual_slop.gui.modals.recovery as recovery
 from manual_slop.gui.widgets import COLORS
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ MODAL_TITLES: dict[str, str] = {
     "mma_step": "Approve MMA Step",
     "mma_spawn": "Approve Worker Spawn",
     "ask": "Question",
+    "recovery": "Recover Ticket",
 }
 
 # MMA dialogs: besides approve and reject, the user may stop the whole track (abort=True)
@@ -45,6 +47,7 @@ _BODIES: dict[str, tuple[Body, Edits]] = {
     "mma_step": (mma_step.mma_step, mma_step.mma_step_edits),
     "mma_spawn": (bodies.mma_spawn, bodies.mma_spawn_edits),
     "ask": (bodies.ask, bodies.ask_edits),
+    "recovery": (recovery.recovery, recovery.recovery_edits),
 }
 
 

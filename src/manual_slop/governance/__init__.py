@@ -1,0 +1,1 @@
+"""Governance: the rules, tables and records around the Execution Clutch (see DESIGN.md)."""

@@ -272,6 +272,8 @@ class ToolLoop:
             raise
         except ProviderError as error:
             setup.log("IN", "error", {"kind": str(error.kind), "status": error.status, "error": error.detail})
+            setup.events.emit("request_failed", provider=self.provider.name,
+                              model=self.provider.config.model, kind=str(error.kind))
             raise
         latency_ms = round((time.monotonic() - started) * 1000.0, 1)
         self._answer = reply.text
@@ -352,7 +354,9 @@ class ToolLoop:
             if result.status in (ToolStatus.ERROR, ToolStatus.TIMEOUT):
                 content += self._second_opinions(call, result.error_message or result.content)
             outputs[index] = ToolOutput(call.id, call.name, content, result.status)
-            setup.events.emit("tool_execution", name=call.name, call_id=call.id, status=str(result.status))
+            run_ms = result.metadata.get("execution_ms", result.metadata.get("duration_ms"))  # not approvals
+            setup.events.emit("tool_execution", name=call.name, call_id=call.id, status=str(result.status),
+                              duration_ms=run_ms)
         done: list[ToolOutput] = []
         for call, output in zip(calls, outputs, strict=True):
             assert output is not None

@@ -12,7 +12,9 @@ from typing import Any
 
 # the module itself, not through the package: the package's face imports the client and server
 import manual_slop.hooks.agents_schemas as agents_schemas
+import manual_slop.hooks.graph_schemas as graph_schemas
 import manual_slop.hooks.memory_schemas as memory_schemas
+import manual_slop.hooks.metrics_schemas as metrics_schemas
 import manual_slop.hooks.plan_schemas as plan_schemas
 from manual_slop.hooks.errors import ErrorCode
 from manual_slop.hooks.schema_kit import ANY as _ANY
@@ -230,6 +232,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
     ),
     "Diagnostics": {
         "type": "object",
+        "properties": {"metrics": metrics_schemas.METRICS},
         "additionalProperties": {"type": "number"},
         "required": [
             "fps",
@@ -238,6 +241,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
             "frame_time_ms_avg",
             "cpu_percent",
             "input_lag_ms",
+            "metrics",
         ],
     },
     "OpenApiDocument": _obj({"openapi": _STR, "info": _OBJECT, "paths": _OBJECT}, closed=False),
@@ -245,6 +249,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
     **memory_schemas.RESPONSES,
     **agents_schemas.RESPONSES,
     **plan_schemas.RESPONSES,
+    **graph_schemas.RESPONSES,
 }
 
 # =========================================================================================

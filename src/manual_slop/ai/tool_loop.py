@@ -313,6 +313,12 @@ class ToolLoop:
             raise
         except ProviderError as error:
             setup.log("IN", "error", {"kind": str(error.kind), "status": error.status, "error": error.detail})
+            setup.events.emit(
+                "request_failed",
+                provider=self.provider.name,
+                model=self.provider.config.model,
+                kind=str(error.kind),
+            )
             raise
         latency_ms = round((time.monotonic() - started) * 1000.0, 1)
         self._answer = reply.text
@@ -421,7 +427,8 @@ class ToolLoop:
                 name=call.name,
                 call_id=call.id,
                 status=str(result.status),
-                duration_ms=result.metadata.get("duration_ms"),
+                # the tool's own run time, without the wait for an approval
+                duration_ms=result.metadata.get("execution_ms", result.metadata.get("duration_ms")),
             )
         done: list[ToolOutput] = []
         for call, output in zip(calls, outputs, strict=True):

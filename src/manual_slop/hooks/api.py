@@ -25,8 +25,10 @@ from manual_slop.automation import AutomationError, FeatureUnavailable
 from manual_slop.clutch import ResolveOutcome
 from manual_slop.dialogs import AskDialog, Decider, DialogPayloadError
 from manual_slop.events import json_snapshot
+from manual_slop.governance.metrics_bindings import metrics_snapshot
 from manual_slop.hooks.agents_api import agent_routes
 from manual_slop.hooks.errors import BadRequest, Conflict, HookApiError, NotFound, RequestTimedOut
+from manual_slop.hooks.graph_api import graph_routes
 from manual_slop.hooks.memory_api import memory_routes
 from manual_slop.hooks.plan_api import plan_routes
 from manual_slop.hooks.routes import Call, QueryParam, Reply, Route
@@ -165,7 +167,7 @@ class HookApi:
         return self.ctrl.health()
 
     def diagnostics(self, call: Call) -> dict[str, Any]:
-        return self.ctrl.perf.get_metrics()
+        return {**self.ctrl.perf.get_metrics(), "metrics": metrics_snapshot(self.ctrl)}
 
     def openapi_document(self, call: Call) -> dict[str, Any]:
         return self.openapi
@@ -442,10 +444,12 @@ class HookApi:
                   self.add_session_entry, "EntryQueued", 202, "SessionEntryRequest", errors=(409,)),
             Route("GET", "/api/mma/status", "getMmaStatus", "MMA status, track, proposals, tickets, usage",
                   self.mma_status, "MmaStatus", errors=(408, 409)),
+            *graph_routes(self.ctrl, self.on_main),
             *memory_routes(self.ctrl, self.on_main),
             *agent_routes(self.ctrl, self.on_main),
             *plan_routes(self.ctrl, self.on_main),
-            Route("GET", "/api/diagnostics", "getDiagnostics", "The performance monitor's metrics",
+            Route("GET", "/api/diagnostics", "getDiagnostics",
+                  "The performance monitor's metrics, and the run metrics under 'metrics'",
                   self.diagnostics, "Diagnostics"),
             Route("GET", "/openapi.json", "getOpenApi", "This API as an OpenAPI 3.1 document",
                   self.openapi_document, "OpenApiDocument"),

@@ -190,7 +190,7 @@ class ApiHookClient:
     def health(self) -> dict[str, Any]:
         return self.get("/api/gui_health")
 
-    def diagnostics(self) -> dict[str, float]:
+    def diagnostics(self) -> dict[str, Any]:
         return self.get("/api/diagnostics")
 
     def openapi(self) -> dict[str, Any]:
@@ -387,6 +387,11 @@ class ApiHookClient:
 
     def add_session_entry(self, role: str, content: str) -> None:
         self.post("/api/session/entries", {"role": role, "content": content})
+
+    def mma_graph(self, format: str = "json", track: str | None = None) -> dict[str, Any]:
+        """A track's ticket DAG (default the active track): nodes and edges, or ``format="mermaid"``
+        for a Mermaid flowchart under ``"mermaid"``."""
+        return self.get("/api/mma/graph", format=format, track=track)
 
     def mma_status(self) -> dict[str, Any]:
         return self.get("/api/mma/status")

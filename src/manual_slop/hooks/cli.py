@@ -134,6 +134,12 @@ def _events(client: ApiHookClient, args: argparse.Namespace) -> Outcome:
 def _mma(client: ApiHookClient, args: argparse.Namespace) -> Outcome:
     if args.mma_command == "status":
         return Outcome(client.mma_status())
+    if args.mma_command == "graph":
+        graph = client.mma_graph(args.format, args.track or None)
+        if args.format == "mermaid" and not args.json:
+            print(graph["mermaid"], end="", flush=True)  # the flowchart itself: `> plan.mmd` works
+            return Outcome()
+        return Outcome(graph)
     user_data: Any = None
     if args.mma_command == "plan" and args.epic is not None:
         epic = _task(client, client.set_value("mma_epic_input", args.epic), args.timeout)
@@ -295,6 +301,9 @@ def _parser() -> argparse.ArgumentParser:
         return mma_commands.add_parser(name, help=help_text, description=help_text, parents=[output])
 
     mma_command("status", "GET /api/mma/status")
+    graph = mma_command("graph", "a track's ticket DAG (GET /api/mma/graph); mermaid: the flowchart text")
+    graph.add_argument("--format", choices=("json", "mermaid"), default="json")
+    graph.add_argument("--track", default="", metavar="TRACK_ID", help="default the active track")
     mma_command("plan", "ask Tier 1 to split the epic into tracks").add_argument(
         "--epic", help="set mma_epic_input to this first"
     )

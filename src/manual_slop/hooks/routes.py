@@ -25,7 +25,7 @@ from manual_slop.hooks.errors import BadRequest, MethodNotAllowed, NotFound
 from manual_slop.hooks.guard import MAX_JSON_DEPTH, json_depth_exceeds
 from manual_slop.hooks.schemas import GUI_ACTION_SCHEMAS, REQUEST_SCHEMAS, json_type
 
-__all__ = ["Call", "QueryParam", "Reply", "Route", "Router"]
+__all__ = ["Call", "QueryParam", "Reply", "Route", "Router", "TextParam"]
 
 GUI_ACTION = "GuiAction"  # the one body whose schema depends on its "action" key
 # A \uD800-\uDFFF escape: only a body with one can decode to a string holding a surrogate.
@@ -68,11 +68,45 @@ class QueryParam:
 
 
 @dataclass(frozen=True, slots=True)
+class TextParam:
+    """A text query parameter: one of ``choices`` or, without choices, a full match of ``pattern``
+    ('' always allowed: the default)."""
+
+    name: str
+    default: str
+    doc: str
+    choices: tuple[str, ...] = ()
+    pattern: str = ""
+    expected: str = ""  # what a pattern means, for the error message
+
+    def parse(self, values: list[str]) -> str:
+        if len(values) != 1:
+            raise BadRequest(f"query parameter {self.name!r} given {len(values)} times; give it once")
+        text = values[0]
+        if self.choices and text not in self.choices:
+            raise BadRequest(
+                f"query parameter {self.name!r}: expected one of {', '.join(self.choices)}, got {text[:40]!r}"
+            )
+        if not self.choices and text and not re.fullmatch(self.pattern, text):
+            expected = self.expected or f"text matching {self.pattern}"
+            raise BadRequest(f"query parameter {self.name!r}: expected {expected}, got {text[:40]!r}")
+        return text
+
+    def schema(self) -> dict[str, Any]:
+        if self.choices:
+            return {"type": "string", "enum": list(self.choices), "default": self.default}
+        return {"type": "string", "pattern": f"^(?:{self.pattern})?$", "default": self.default}
+
+
+QueryValue = int | float | str
+
+
+@dataclass(frozen=True, slots=True)
 class Call:
     """What a handler receives: path parameters, checked query values and the checked body."""
 
     params: dict[str, str]
-    query: dict[str, int | float]
+    query: dict[str, QueryValue]
     body: Any = None
 
 
@@ -100,7 +134,7 @@ class Route:
     response: str  # component schema of the success body
     status: int = 200
     request: str | None = None  # component schema of the JSON body
-    query: tuple[QueryParam, ...] = ()
+    query: tuple[QueryParam | TextParam, ...] = ()
     errors: tuple[int, ...] = ()  # statuses beyond the common ones (400, 401, 413, 500)
     auth: bool = True
     description: str = ""
@@ -157,7 +191,7 @@ class Router:
         raise NotFound(f"no endpoint {path}; GET /openapi.json lists them all")
 
     @staticmethod
-    def parse_query(route: Route, query_string: str) -> dict[str, int | float]:
+    def parse_query(route: Route, query_string: str) -> dict[str, QueryValue]:
         try:
             raw = parse_qs(query_string, keep_blank_values=True, errors="strict")
         except (UnicodeDecodeError, ValueError):

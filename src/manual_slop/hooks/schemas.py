@@ -12,7 +12,9 @@ from typing import Any
 
 # the module itself, not through the package: the package's face imports the client and server
 import manual_slop.hooks.agents_schemas as agents_schemas
+import manual_slop.hooks.graph_schemas as graph_schemas
 import manual_slop.hooks.memory_schemas as memory_schemas
+import manual_slop.hooks.metrics_schemas as metrics_schemas
 import manual_slop.hooks.plan_schemas as plan_schemas
 from manual_slop.hooks.errors import ErrorCode
 from manual_slop.hooks.schema_kit import ANY as _ANY
@@ -244,6 +246,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
     ),
     "Diagnostics": {
         "type": "object",
+        "properties": {"metrics": metrics_schemas.METRICS},
         "additionalProperties": {"type": "number"},
         "required": [
             "fps",
@@ -252,6 +255,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
             "frame_time_ms_avg",
             "cpu_percent",
             "input_lag_ms",
+            "metrics",
         ],
     },
     "OpenApiDocument": _obj({"openapi": _STR, "info": _OBJECT, "paths": _OBJECT}, closed=False),
@@ -259,6 +263,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
     **memory_schemas.RESPONSES,
     **agents_schemas.RESPONSES,
     **plan_schemas.RESPONSES,
+    **graph_schemas.RESPONSES,
 }
 
 # =========================================================================================
@@ -282,6 +287,10 @@ EVENT_TYPES: dict[str, str] = {
     ),
     "track_proposal": "Tier 1 proposed tracks: {tracks}",
     "plan_status": "a plan changed: {plan_id, status, counts}",
+    "recovery_step": (
+        "the recovery orchestrator chose what follows a failed ticket attempt: "
+        "{track_id, ticket_id, strategy, failure, severity, base_severity, backoff_s, tried}"
+    ),
     "error": "something failed: {message, task_id?, action?}",
     "notification": "a warning or info message for the user: {level, message}",
     "context_compiled": "an aggregation finished: {purpose, tokens, files_tokens, omitted, elapsed_ms}",

@@ -31,6 +31,7 @@ from manual_slop.mma.errors import (
     TicketError,
     UnknownDependency,
 )
+from manual_slop.mma.mermaid import track_to_mermaid
 from manual_slop.mma.models import Priority, Ticket, TicketStatus, TierUsage, Track, TrackStatus
 from manual_slop.mma.persistence import TrackStore
 from manual_slop.mma.planning import parse_tickets, parse_tracks, plan_epic, plan_track, replan_track
@@ -84,4 +85,5 @@ __all__ = [
     "replan_track",
     "run_tier4_patch_generation",
     "run_tier4_qa",
+    "track_to_mermaid",
 ]

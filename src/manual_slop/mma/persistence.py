@@ -3,6 +3,7 @@
 =================  ===============================================================
 ``spec.md``        the track's goal (title, priority, description)
 ``plan.md``        a checkbox list of its tickets, regenerated on every save
+``plan.mmd``       the ticket DAG as a Mermaid flowchart coloured by status (:mod:`.mermaid`)
 ``metadata.json``  the track record without tickets (status, timestamps, replans)
 ``state.toml``     every ticket, with its status, retries, block reason and result
 =================  ===============================================================
@@ -27,6 +28,7 @@ from pathlib import Path
 from manual_slop.atomic_io import atomic_write_text, move_aside
 from manual_slop.config import dump_toml
 from manual_slop.mma.errors import PersistenceError, TicketError
+from manual_slop.mma.mermaid import track_to_mermaid
 from manual_slop.mma.models import Ticket, TicketStatus, Track
 from manual_slop.redaction import Redactor
 
@@ -80,7 +82,7 @@ class TrackStore:
         return self.root / track_id
 
     def save(self, track: Track) -> None:
-        """Write all four files atomically; PersistenceError names the file that failed."""
+        """Write all five files atomically; PersistenceError names the file that failed."""
         folder = self.folder(track.id)
         metadata = track.to_dict()
         tickets = metadata.pop("tickets")
@@ -92,6 +94,7 @@ class TrackStore:
             for name, text in (
                 ("spec.md", redact(_render_spec(track))),
                 ("plan.md", redact(render_plan(track))),
+                ("plan.mmd", track_to_mermaid(track, redact)),
                 ("metadata.json", json.dumps(metadata, indent=2) + "\n"),
                 ("state.toml", dump_toml(state).decode("utf-8")),
             ):

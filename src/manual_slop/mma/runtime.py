@@ -152,6 +152,17 @@ class MMARuntime:
     def running(self) -> bool:
         return self.conductor is not None and self.conductor.is_alive()
 
+    def track_copy(self, track_id: str) -> Track | None:
+        """A copy of a listed track as it is now (the running one read under its conductor's
+        lock), for readers such as the graph endpoint; None for an unknown id."""
+        conductor = self.conductor
+        if conductor is not None and self.running() and conductor.track.id == track_id:
+            snapshot = conductor.snapshot()
+            return Track.from_dict({**snapshot["track"], "tickets": snapshot["tickets"]})
+        with self._lock:
+            track = self._tracks.get(track_id)
+            return None if track is None else Track.from_dict(track.to_dict())
+
     # -- Tier 1 ----------------------------------------------------------------------------------
     def plan_epic(self) -> None:
         state = self.ctrl.state

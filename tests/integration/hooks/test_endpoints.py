@@ -219,8 +219,11 @@ def test_every_endpoint_answers_per_contract(hook_app_factory) -> None:
     cycle = app.call("POST", "/api/mma/tickets/a/depends_on", {"add": ["b"], "track_id": "t-edit"})
     assert cycle.status == 400 and "cycle" in cycle.body["error"]["message"]
     assert track.ticket("a").depends_on == []
+    graph = app.call("GET", "/api/mma/graph?track=t-edit&format=mermaid")
+    assert graph.status == 200 and graph.body["mermaid"].startswith("flowchart LR\n")
 
-    assert client.diagnostics()["fps"] >= 0
+    diagnostics = client.diagnostics()
+    assert diagnostics["fps"] >= 0 and diagnostics["metrics"]["window"] > 0
     assert client.openapi()["openapi"] == "3.1.0"
 
     types = [e["type"] for e in client.events()]

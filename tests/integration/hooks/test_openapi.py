@@ -50,6 +50,8 @@ CONTRACT = {
     ("GET", "/api/plans"),
     ("GET", "/api/plans/{id}"),
     ("POST", "/api/mma/tickets/{id}/depends_on"),
+    # issue 18: governance
+    ("GET", "/api/mma/graph"),
 }
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
 

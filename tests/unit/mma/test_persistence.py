@@ -1,4 +1,4 @@
-"""Track folders: four files, atomic, round trip, resume after restart, corrupt files moved aside."""
+"""Track folders: five files, atomic, round trip, resume after restart, corrupt files moved aside."""
 
 from __future__ import annotations
 
@@ -24,12 +24,15 @@ def sample() -> Track:
     )  # fmt: skip
 
 
-def test_round_trip_writes_four_files_and_resumes_in_progress_as_todo(tmp_path: Path) -> None:
+def test_round_trip_writes_five_files_and_resumes_in_progress_as_todo(tmp_path: Path) -> None:
     store = TrackStore(tmp_path)
     track = sample()
     store.save(track)
     folder = tmp_path / "conductor" / "tracks" / track.id
-    assert sorted(p.name for p in folder.iterdir()) == ["metadata.json", "plan.md", "spec.md", "state.toml"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "metadata.json", "plan.md", "plan.mmd", "spec.md", "state.toml"
+    ]  # fmt: skip
+    assert '["c: third"]:::blocked' in (folder / "plan.mmd").read_text()
     assert "Build the core." in (folder / "spec.md").read_text()
     plan = (folder / "plan.md").read_text()
     assert "- [x] **a** first step" in plan and "- [!] **c** third (after b; blocked; needs a key)" in plan

@@ -1,4 +1,5 @@
-"""Diagnostics: frame rate, frame time, CPU and input lag from the performance monitor, plotted."""
+"""Diagnostics: frame rate, frame time, CPU and input lag from the performance monitor, plotted;
+the run metrics (providers, tools, guard trips) from :mod:`manual_slop.gui.metrics_view`."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from imgui_bundle import ImVec2, imgui, implot
 
+from manual_slop.gui.metrics_view import render_run_metrics
 from manual_slop.gui.widgets import text_elided
 
 if TYPE_CHECKING:
@@ -36,6 +38,8 @@ def render_diagnostics(ui: Ui) -> None:
         imgui.text_colored(imgui.ImVec4(0.4, 0.85, 0.45, 1), "healthy")
     else:
         imgui.text_colored(imgui.ImVec4(0.95, 0.35, 0.35, 1), f"degraded: {health['degraded_reason']}")
+    render_run_metrics(ui)
+    imgui.separator_text("Frame")
     if imgui.begin_table("##metrics", 3, imgui.TableFlags_.row_bg | imgui.TableFlags_.borders_inner_v):
         number = imgui.calc_text_size("00000.00").x  # the panel is narrow: numbers fixed, names elided
         imgui.table_setup_column("metric", imgui.TableColumnFlags_.width_stretch)

@@ -117,6 +117,8 @@ class LoopSetup:
     continuing: bool = False  # the turn is already in the conversation (a fallback takes it over)
     # summarizes older rounds when the conversation grows (memory.compaction); None: trim instead
     compactor: Compactor | None = None
+    # sees each request whole before it is sent (the run log keeps every prompt)
+    on_request: Callable[[ModelRequest], None] = field(default=lambda request: None)
 
 
 class ToolLoop:
@@ -229,6 +231,7 @@ class ToolLoop:
             asked_tools=asked,
             asked_paths=tuple(mentioned_paths(setup.prompt, context_files)) if asked else (),
         )
+        setup.on_request(request)
         last = request.messages[-1]
         setup.log(
             "OUT",
@@ -281,7 +284,7 @@ class ToolLoop:
             "response",
             {
                 "text": reply.text,
-                "tool_calls": [{"name": c.name, "id": c.id} for c in reply.tool_calls],
+                "tool_calls": [{"name": c.name, "id": c.id, "args": c.args} for c in reply.tool_calls],
                 "stop_reason": reply.stop_reason,
                 "usage": reply.usage.to_dict(),
                 "latency_ms": latency_ms,

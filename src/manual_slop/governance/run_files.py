@@ -221,12 +221,13 @@ def request_view(records: list[dict[str, Any]], n: int) -> dict[str, Any]:
 
 
 def _message_text(message: dict[str, Any]) -> str:
-    """A message as readable text: its words, then each call (→) and each output (←)."""
+    """A message as readable text: its words, then each call (``->``) and each output (``<-``)
+    (ASCII arrows: every font has them)."""
     parts = [str(message.get("text", ""))] if message.get("text") else []
     for call in message.get("tool_calls") or []:
         args = json.dumps(call.get("args", {}), ensure_ascii=False)
-        parts.append(f"→ {call.get('name', '?')}({args})  [{call.get('id', '')}]")
+        parts.append(f"-> {call.get('name', '?')}({args})  [{call.get('id', '')}]")
     for output in message.get("tool_outputs") or []:
-        parts.append(f"← {output.get('name', '?')} [{output.get('status', '')}] {output.get('call_id', '')}")
+        parts.append(f"<- {output.get('name', '?')} [{output.get('status', '')}] {output.get('call_id', '')}")
         parts.append(str(output.get("content", "")))
     return "\n".join(parts)

@@ -14,6 +14,7 @@ from typing import Any
 import manual_slop.hooks.agents_schemas as agents_schemas
 import manual_slop.hooks.memory_schemas as memory_schemas
 import manual_slop.hooks.plan_schemas as plan_schemas
+import manual_slop.hooks.runs_schemas as runs_schemas
 from manual_slop.hooks.errors import ErrorCode
 from manual_slop.hooks.schema_kit import ANY as _ANY
 from manual_slop.hooks.schema_kit import NULLABLE_STR as _NULLABLE_STR
@@ -73,6 +74,7 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
     **memory_schemas.REQUESTS,
     **agents_schemas.REQUESTS,
     **plan_schemas.REQUESTS,
+    **runs_schemas.REQUESTS,
 }
 
 # =========================================================================================
@@ -245,6 +247,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
     **memory_schemas.RESPONSES,
     **agents_schemas.RESPONSES,
     **plan_schemas.RESPONSES,
+    **runs_schemas.RESPONSES,
 }
 
 # =========================================================================================

@@ -50,6 +50,10 @@ CONTRACT = {
     ("GET", "/api/plans"),
     ("GET", "/api/plans/{id}"),
     ("POST", "/api/mma/tickets/{id}/depends_on"),
+    # issue 18: run logs
+    ("GET", "/api/runs"),
+    ("GET", "/api/runs/{run_id}"),
+    ("GET", "/api/runs/{run_id}/requests/{n}"),
 }
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
 

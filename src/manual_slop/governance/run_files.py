@@ -135,8 +135,12 @@ def run_summary(path: Path) -> dict[str, Any]:
     }
 
 
-def list_runs(folder: Path) -> list[dict[str, Any]]:
-    """Summaries of the runs in ``folder``, oldest first; a file that cannot be read is left out."""
+def list_runs(
+    folder: Path, known: dict[str, tuple[int, dict[str, Any]]] | None = None
+) -> list[dict[str, Any]]:
+    """Summaries of the runs in ``folder``, oldest first; a file that cannot be read is left out.
+    ``known`` (run id -> (file size, summary)) keeps the summaries between calls: a file whose
+    size did not change is not read again."""
     if not folder.is_dir():
         return []
     summaries = []
@@ -144,9 +148,14 @@ def list_runs(folder: Path) -> list[dict[str, Any]]:
         if not RUN_ID.fullmatch(path.stem):
             continue
         try:
-            summaries.append(run_summary(path))
+            size = path.stat().st_size
+            cached = known.get(path.stem) if known is not None else None
+            summary = cached[1] if cached is not None and cached[0] == size else run_summary(path)
         except (OSError, ValueError):
             continue  # being created, or not a run log: the list shows the others
+        if known is not None:
+            known[path.stem] = (size, summary)
+        summaries.append(summary)
     return sorted(summaries, key=lambda s: (s["started"], s["id"]))
 
 

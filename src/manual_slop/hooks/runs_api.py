@@ -8,6 +8,7 @@ schemas are in :mod:`.runs_schemas`.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from manual_slop.governance.run_files import (
@@ -40,6 +41,8 @@ class RunsApi:
     def __init__(self, ctrl: AppController) -> None:
         self.session = ctrl.session_log.session_id
         self.folder = ctrl.session_log.root / RUNS_DIR
+        self._known: dict[str, tuple[int, dict[str, Any]]] = {}  # summaries of files that did not grow
+        self._lock = threading.Lock()
 
     def _path(self, run_id: str) -> Path:
         try:
@@ -51,7 +54,8 @@ class RunsApi:
         return path
 
     def runs(self, call: Call) -> dict[str, Any]:
-        return {"session": self.session, "runs": list_runs(self.folder)}
+        with self._lock:  # server threads share the summaries read so far
+            return {"session": self.session, "runs": list_runs(self.folder, self._known)}
 
     def run(self, call: Call) -> dict[str, Any]:
         path = self._path(call.params["run_id"])

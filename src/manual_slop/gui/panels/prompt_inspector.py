@@ -13,6 +13,7 @@ read stays on screen meanwhile. The Hook API serves the same view (``/api/runsâ€
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ _OUTCOME_COLOR = {"answered": "ok", "error": "error", "cancelled": "warn", "roun
 RESPONSE = "response"  # the name of the last, pseudo section: what came back
 RUN_ROWS = 6  # rows of the run list shown before it scrolls
 REQUEST_ROWS = 5
+REREAD_S = 1.0  # the run list is read again at most this often while requests are made
 
 
 @dataclass(slots=True)
@@ -42,6 +44,8 @@ class InspectorState:
     runs: list[dict[str, Any]] = field(default_factory=list)
     runs_read_for: Any = None  # the last comms seq the list was read after
     runs_loading: bool = False
+    runs_read_at: float = 0.0  # monotonic time of the last read (the list is read at most once a second)
+    summaries: dict[str, Any] = field(default_factory=dict)  # list_runs' cache (the reading thread's)
     run_id: str = ""  # the run picked
     records: list[dict[str, Any]] = field(default_factory=list)
     records_read_for: tuple[str, int] = ("", -1)  # (run id, file size) the records were read at
@@ -60,7 +64,7 @@ def render_prompt_inspector(ui: Ui) -> None:
         state = ui.gui.inspector = InspectorState()
     _read(ui, state)
     if imgui.button("Refresh##inspector"):
-        state.runs_read_for = None
+        state.runs_read_for, state.runs_read_at = None, 0.0
     imgui.same_line()
     busy = f"{spinner_text()} " if state.runs_loading or state.records_loading else ""
     imgui.text_disabled(f"{busy}{len(state.runs)} run(s) in this session")
@@ -87,9 +91,10 @@ def _folder(ui: Ui) -> Path:
 def _read(ui: Ui, state: InspectorState) -> None:
     comms = ui.state.comms_log
     seen = comms[-1].get("seq") if comms else 0
-    if seen != state.runs_read_for and not state.runs_loading:
-        state.runs_loading = True
-        folder = _folder(ui)
+    now = time.monotonic()
+    if seen != state.runs_read_for and not state.runs_loading and now - state.runs_read_at >= REREAD_S:
+        state.runs_loading, state.runs_read_at = True, now
+        folder, summaries = _folder(ui), state.summaries
 
         def listed(runs: list[dict[str, Any]]) -> None:
             state.runs, state.runs_read_for, state.runs_loading = runs, seen, False
@@ -97,7 +102,7 @@ def _read(ui: Ui, state: InspectorState) -> None:
         def failed(exc: BaseException) -> None:
             state.error, state.runs_read_for, state.runs_loading = f"the runs: {exc}", seen, False
 
-        if ui.ctrl.run_in_background(lambda: list_runs(folder), listed, failed) is None:
+        if ui.ctrl.run_in_background(lambda: list_runs(folder, summaries), listed, failed) is None:
             state.runs_loading = False  # the app is shutting down
     picked = next((r for r in state.runs if r["id"] == state.run_id), None)
     if picked is None or state.records_loading or (picked["id"], picked["bytes"]) == state.records_read_for:

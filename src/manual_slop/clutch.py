@@ -177,7 +177,9 @@ class ExecutionClutch:
         assert decision is not None
         return decision
 
-    def _on_resolved(self, dialog: PendingDialog, decision: Decision, ids: Mapping[str, str]) -> None:
+    def _on_resolved(
+        self, dialog: PendingDialog, decision: Decision, ids: Mapping[str, str] | None = None
+    ) -> None:
         with self._lock:
             was_pending = self._pending.pop(dialog.uid, None) is not None
             self._recent[dialog.uid] = None
@@ -200,7 +202,7 @@ class ExecutionClutch:
                 "source_tier": dialog.source_tier,
                 "payload": decision.payload,
                 "original_payload": original if decision.edited else None,
-                **ids,
+                **(ids or {}),  # the run it was asked in (governance.correlation)
             }
         )
         if was_pending:

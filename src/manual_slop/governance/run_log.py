@@ -274,7 +274,9 @@ class RunLog:
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
             try:
-                os.write(fd, line)
+                rest = memoryview(line)
+                while rest:  # one write nearly always; the rest of a short one (only this run writes here)
+                    rest = rest[os.write(fd, rest) :]
             finally:
                 os.close(fd)
         except OSError as exc:

@@ -1,8 +1,8 @@
 """Command line: ``sloppy [--headless] [--config PATH] [--project PATH [--new]] [--hook-port N]
 [--enable-test-hooks] [--log-dir PATH] [--port-file PATH] [--token-file PATH]``, or a command
 that works without the window: ``sloppy index [PATH ...] [--project PATH] [--config PATH]``,
-``sloppy search QUERY [--top-k N] [--json] [--memory] [--project PATH] [--config PATH]``
-(see :mod:`manual_slop.commands`; the command name comes first).
+``sloppy search QUERY [--top-k N] [--json] [--memory] [--project PATH] [--config PATH]``,
+``sloppy replay RUN.jsonl [--json]`` (see :mod:`manual_slop.commands`; the command name comes first).
 
 Paths are checked before anything is read: a bad flag or an unusable path ends
 the program with one line on stderr and exit code 2. ``--config`` and ``--project`` take

@@ -6,7 +6,9 @@ Hook API, announced with a ``pending_added`` event) and the thread blocks until
 someone resolves it or the wait times out. ``allow_list`` auto-approves dialogs
 matched by a rule from the project file and asks for the rest; ``auto`` approves
 everything (simulations only). Every decision — whoever made it — is written to
-the audit log exactly once and announced with ``pending_resolved``.
+the audit log exactly once and announced with ``pending_resolved``. A decision asked during an
+agent run names it (``run_id``, ``conversation``, ``ticket``, ``call_id``) and is also recorded
+in the run's log (:mod:`manual_slop.governance.correlation`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from enum import StrEnum
 from typing import Any
 
 from manual_slop.dialogs import Decider, Decision, PendingDialog
+from manual_slop.governance.correlation import bind_dialog
 
 __all__ = ["AllowRule", "ApprovalPolicy", "ExecutionClutch", "ResolveOutcome", "RuleError"]
 
@@ -140,7 +143,8 @@ class ExecutionClutch:
         ``refused`` is why the path policy forbids it (a file that never reaches a model): it is
         rejected by policy whatever the approval policy, audited with that reason.
         """
-        dialog.on_resolved(self._on_resolved)
+        ids = bind_dialog(dialog)  # the run it is asked in (if any) hears the decision
+        dialog.on_resolved(lambda resolved, decision: self._on_resolved(resolved, decision, ids))
         with self._lock:
             policy, rules, closed = self._policy, self._rules, self._closed
         if closed:
@@ -173,7 +177,9 @@ class ExecutionClutch:
         assert decision is not None
         return decision
 
-    def _on_resolved(self, dialog: PendingDialog, decision: Decision) -> None:
+    def _on_resolved(
+        self, dialog: PendingDialog, decision: Decision, ids: Mapping[str, str] | None = None
+    ) -> None:
         with self._lock:
             was_pending = self._pending.pop(dialog.uid, None) is not None
             self._recent[dialog.uid] = None
@@ -196,6 +202,7 @@ class ExecutionClutch:
                 "source_tier": dialog.source_tier,
                 "payload": decision.payload,
                 "original_payload": original if decision.edited else None,
+                **(ids or {}),  # the run it was asked in (governance.correlation)
             }
         )
         if was_pending:

@@ -103,6 +103,7 @@ DEFAULT_WINDOWS: dict[str, bool] = {
     "Memory": False,
     "File View": False,
     "Agents": False,
+    "Prompt Inspector": False,
 }
 
 APPROVAL_POLICIES: tuple[str, ...] = ("manual", "allow_list", "auto")

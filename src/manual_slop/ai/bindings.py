@@ -13,7 +13,8 @@ When the controller's backend is an :class:`~manual_slop.ai.client.AIClient`, it
 callbacks are connected: comms entries → ``ctrl.add_comms_entry``, executed tool calls →
 ``ctrl.add_tool_call``, CLI calls → ``clicalls.log``, notices → the notification list,
 approvals of calls made without an explicit context → the Execution Clutch, and the
-running Hook API's address → the Gemini CLI's approval bridge.
+running Hook API's address → the Gemini CLI's approval bridge, and each send's run log → the
+session folder's ``runs/``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from manual_slop.ai.client import AIClient
 from manual_slop.ai.errors import AIError
 from manual_slop.ai.providers.openai_compat import OpenAICompatibleProvider
 from manual_slop.automation import ActionCall, FeatureUnavailable, InvalidValue
+from manual_slop.governance.run_log import RunLogs
 from manual_slop.schema import Field
 
 if TYPE_CHECKING:
@@ -123,3 +125,4 @@ def connect(client: AIClient, ctrl: AppController) -> None:
     client.confirm_and_run_callback = make_pre_tool_callback(ctrl, ctrl.base_dir())
     client.hook_api_callback = lambda: ctrl.hook_api  # the Gemini CLI's tool calls ask the clutch there
     client.redact_callback = ctrl.redactor.redact  # nothing the app knows as secret is ever sent
+    client.runs = RunLogs.for_session(ctrl.session_log)  # one JSONL run log per send

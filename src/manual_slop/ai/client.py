@@ -50,6 +50,8 @@ from manual_slop.ai.windows import RequestBudget, budget_for, shrink_markdown
 from manual_slop.cancel import CancelToken, RequestCancelled
 from manual_slop.config import PROVIDER_NAMES
 from manual_slop.events import EventEmitter
+from manual_slop.governance.correlation import within_run
+from manual_slop.governance.run_log import NO_RUN, RunLogs, active_run, record_run
 from manual_slop.memory.compaction import Compactor, MemoryBudget
 from manual_slop.tools.registry import ToolRegistry, default_registry
 from manual_slop.tools.tool import ExecutionContext, PreToolCallback
@@ -99,6 +101,7 @@ class AIClient:
         self.hook_api_callback: Callable[[], tuple[str, str] | None] | None = None
         # the app's redactor: every text sent to a provider passes it (no secret is ever sent)
         self.redact_callback: Callable[[str], str] | None = None
+        self.runs: RunLogs | None = None  # where each send's run log goes (set by the app); None: none
         self._registry = registry
         self._local_engine_factory = local_engine_factory
         self._clock = clock
@@ -281,6 +284,7 @@ class AIClient:
         child.comms = self.comms
         child.events = self.events
         child.conversations = self.conversations
+        child.runs = self.runs
         for name in (
             "tool_log_callback",
             "confirm_and_run_callback",
@@ -381,7 +385,10 @@ class AIClient:
         Raises ProviderError (classified; ``ui_message()`` for the user) when every provider
         in the chain failed, ConfigurationError for unusable settings.
         """
-        with self._send_lock:
+        with self._send_lock, record_run(
+            self.runs, conversation or DEFAULT_CONVERSATION, conversation_kind, ticket=ticket,
+            tier=tier or "", provider=self.provider, model=self.model,
+        ):  # fmt: skip
             previous_tier = get_current_tier()
             if tier is not None:
                 set_current_tier(tier)
@@ -452,6 +459,7 @@ class AIClient:
         cancel = cancel if cancel is not None else CancelToken()
         self._active_cancel = cancel  # cleanup() stops it
         self.last_usage = Usage()
+        run = active_run() if keep_history else NO_RUN  # sub-calls are no runs of their own
         redact = self.redact_callback or _unchanged
         user_message, discussion_history = redact(user_message), redact(discussion_history)
         prompt = system_prompt if system_prompt is not None else settings.system_prompt
@@ -561,6 +569,7 @@ class AIClient:
                 # the one in-process model answers one request at a time, whichever fork asks
                 with self._family.local_lock if name == "local" else contextlib.nullcontext():
                     loop = ToolLoop(provider, conversation, setup)
+                    run.attach(loop, prompt=prompt, memory=memory_text, tools=tools)
                     text = loop.run()
             except RequestCancelled:
                 raise  # a stop is not a failure: no fallback
@@ -646,7 +655,7 @@ class AIClient:
         callback = pre_tool_callback or context.pre_tool_callback or self.confirm_and_run_callback
         return dataclasses.replace(
             context,
-            pre_tool_callback=callback,
+            pre_tool_callback=within_run(callback),  # its dialogs belong to the send's run
             tier=context.tier or get_current_tier(),
             on_tool_call=self._record_tool_call(context.on_tool_call or self.tool_log_callback),
             abort=context.abort or threading.Event(),

@@ -7,7 +7,9 @@ Each entry is ``{ts, local_ts, direction, kind, provider, model, source_tier, pa
 to a callback (the controller's ``add_comms_entry``) the moment they are made.
 
 ``source_tier`` comes from a thread-local tag (:func:`set_current_tier`), so entries made by
-several MMA workers at once are each labelled with their own tier.
+several MMA workers at once are each labelled with their own tier. An entry made during an agent
+run also carries the run's ``run_id``, ``conversation`` and ``ticket``
+(:mod:`manual_slop.governance.correlation`): one grep joins it to the run log and ``audit.log``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
+
+from manual_slop.governance.correlation import correlation
 
 __all__ = ["PAYLOAD_TEXT_LIMIT", "CommsLog", "clip", "get_current_tier", "set_current_tier"]
 
@@ -80,6 +84,7 @@ class CommsLog:
             "model": model,
             "source_tier": get_current_tier(),
             "payload": clip(payload),
+            **correlation(),
         }
         with self._lock:
             self._entries.append(entry)

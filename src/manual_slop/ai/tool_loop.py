@@ -133,6 +133,8 @@ class LoopSetup:
     # summarizes older rounds when the conversation grows (memory.compaction); None: trim instead
     compactor: Compactor | None = None
     guard: GuardLimits = DEFAULT_LIMITS  # when an identical tool call warns and when it is refused
+    # sees each request whole before it is sent (the run log keeps every prompt)
+    on_request: Callable[[ModelRequest], None] = field(default=lambda request: None)
 
 
 class ToolLoop:
@@ -270,6 +272,7 @@ class ToolLoop:
             asked_tools=asked,
             asked_paths=tuple(mentioned_paths(setup.prompt, context_files)) if asked else (),
         )
+        setup.on_request(request)
         last = request.messages[-1]
         setup.log(
             "OUT",
@@ -328,7 +331,7 @@ class ToolLoop:
             "response",
             {
                 "text": reply.text,
-                "tool_calls": [{"name": c.name, "id": c.id} for c in reply.tool_calls],
+                "tool_calls": [{"name": c.name, "id": c.id, "args": c.args} for c in reply.tool_calls],
                 "stop_reason": reply.stop_reason,
                 "usage": reply.usage.to_dict(),
                 "latency_ms": latency_ms,

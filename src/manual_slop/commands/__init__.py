@@ -7,7 +7,9 @@ chromadb. The command name comes first (``sloppy index --project p.toml``); with
 
 - ``index`` (:mod:`~manual_slop.commands.index`) — build or update the project index;
 - ``search`` (:mod:`~manual_slop.commands.search`) — search it (and, with ``--memory``, the
-  stored conversations and notes).
+  stored conversations and notes);
+- ``replay`` (:mod:`~manual_slop.commands.replay`) — replay a recorded run log against its
+  recorded answers and show where today's code diverges (exit 1; 2 for a log it cannot read).
 
 Exit codes: 0 done, 1 failed, 2 bad input (one line on stderr), 130/143 interrupted.
 """
@@ -42,6 +44,7 @@ COMMANDS: dict[str, Command] = {
         Command(
             "search", "search the project index; with --memory, also memory", "manual_slop.commands.search"
         ),
+        Command("replay", "replay a recorded run against today's code", "manual_slop.commands.replay"),
     )
 }
 

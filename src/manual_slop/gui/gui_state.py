@@ -81,6 +81,7 @@ class GuiState:
     agent_delete: tuple[str, str] | None = None  # (key, scope) waiting for the user's confirmation
     agent_tools: list[str] | None = None  # the tool names a profile may list (read once)
     plan_cache: Any = None  # manual_slop.gui.plan_view.PlanCache: the shown plan's file, read off-frame
+    inspector: Any = None  # manual_slop.gui.panels.prompt_inspector.InspectorState: runs read off-frame
     base_dir_cache: tuple[Any, str] = ((), "")  # (project file, base dir) -> resolved path
     context_text: LongText = field(default_factory=LongText)  # lines of the context preview
     file_view_text: LongText = field(default_factory=LongText)  # lines of the File View's file

@@ -6,7 +6,8 @@
     │ LeftSpace  │ MainDockSpace                    │ RightSpace   │
     │ Projects   │ Discussion · Response ·          │ AI Settings  │
     │ Files      │ MMA Dashboard · Task DAG ·       │ Diagnostics  │
-    │ Context    │ Memory · File View · Agents      │ Usage        │
+    │ Context    │ Memory · File View · Agents ·    │ Usage        │
+    │            │ Prompt Inspector                 │              │
     │            ├──────────────────────────────────┤              │
     │            │ MessageSpace: Message            │              │
     ├────────────┴──────────────────────────────────┴──────────────┤

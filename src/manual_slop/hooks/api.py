@@ -32,6 +32,7 @@ from manual_slop.hooks.graph_api import graph_routes
 from manual_slop.hooks.memory_api import memory_routes
 from manual_slop.hooks.plan_api import plan_routes
 from manual_slop.hooks.routes import Call, QueryParam, Reply, Route
+from manual_slop.hooks.runs_api import run_routes
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
@@ -448,6 +449,7 @@ class HookApi:
             *memory_routes(self.ctrl, self.on_main),
             *agent_routes(self.ctrl, self.on_main),
             *plan_routes(self.ctrl, self.on_main),
+            *run_routes(self.ctrl),
             Route("GET", "/api/diagnostics", "getDiagnostics",
                   "The performance monitor's metrics, and the run metrics under 'metrics'",
                   self.diagnostics, "Diagnostics"),

@@ -16,6 +16,7 @@ import manual_slop.hooks.graph_schemas as graph_schemas
 import manual_slop.hooks.memory_schemas as memory_schemas
 import manual_slop.hooks.metrics_schemas as metrics_schemas
 import manual_slop.hooks.plan_schemas as plan_schemas
+import manual_slop.hooks.runs_schemas as runs_schemas
 from manual_slop.hooks.errors import ErrorCode
 from manual_slop.hooks.schema_kit import ANY as _ANY
 from manual_slop.hooks.schema_kit import NULLABLE_STR as _NULLABLE_STR
@@ -75,6 +76,7 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
     **memory_schemas.REQUESTS,
     **agents_schemas.REQUESTS,
     **plan_schemas.REQUESTS,
+    **runs_schemas.REQUESTS,
 }
 
 # =========================================================================================
@@ -264,6 +266,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
     **agents_schemas.RESPONSES,
     **plan_schemas.RESPONSES,
     **graph_schemas.RESPONSES,
+    **runs_schemas.RESPONSES,
 }
 
 # =========================================================================================

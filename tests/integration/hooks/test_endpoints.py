@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from manual_slop.ai.messages import Message, ModelRequest
 from manual_slop.dialogs import (
     AskDialog,
     ConfirmDialog,
@@ -18,6 +19,7 @@ from manual_slop.dialogs import (
     MMASpawnApprovalDialog,
     ToolApprovalDialog,
 )
+from manual_slop.governance.run_log import RunKind, RunLogs, RunOutcome
 from manual_slop.hooks import Conflict, HookTaskFailed, NotFound, RequestTimedOut
 from manual_slop.mma.models import Ticket, Track
 from manual_slop.schema import Field
@@ -224,6 +226,16 @@ def test_every_endpoint_answers_per_contract(hook_app_factory) -> None:
 
     diagnostics = client.diagnostics()
     assert diagnostics["fps"] >= 0 and diagnostics["metrics"]["window"] > 0
+
+    # run logs (this backend keeps none: one is written as the AI client would)
+    assert app.call("GET", "/api/runs").body == {"session": ctrl.session_log.session_id, "runs": []}
+    run = RunLogs.for_session(ctrl.session_log).open(RunKind.CHAT, "discussion:main")
+    run.request(ModelRequest(system="be brief", context="", messages=[Message.user("hi")]))
+    run.end(RunOutcome.ANSWERED)
+    assert [r["id"] for r in app.call("GET", "/api/runs").body["runs"]] == [run.run_id]
+    assert app.call("GET", f"/api/runs/{run.run_id}").body["total"] == 3
+    assert app.call("GET", f"/api/runs/{run.run_id}/requests/1").body["sections"][0]["text"] == "be brief"
+
     assert client.openapi()["openapi"] == "3.1.0"
 
     types = [e["type"] for e in client.events()]

@@ -52,6 +52,10 @@ CONTRACT = {
     ("POST", "/api/mma/tickets/{id}/depends_on"),
     # issue 18: governance
     ("GET", "/api/mma/graph"),
+    # issue 18: run logs
+    ("GET", "/api/runs"),
+    ("GET", "/api/runs/{run_id}"),
+    ("GET", "/api/runs/{run_id}/requests/{n}"),
 }
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
 

@@ -20,6 +20,7 @@ from manual_slop.gui.panels.memory import render_memory
 from manual_slop.gui.panels.message import render_message
 from manual_slop.gui.panels.mma_dashboard import render_mma_dashboard
 from manual_slop.gui.panels.projects import render_projects
+from manual_slop.gui.panels.prompt_inspector import render_prompt_inspector
 from manual_slop.gui.panels.response import render_response
 from manual_slop.gui.panels.task_dag import render_task_dag
 from manual_slop.gui.panels.tier_streams import render_tier_streams
@@ -59,4 +60,5 @@ PANELS: tuple[Panel, ...] = (
     Panel("Memory", "memory", render_memory, "MainDockSpace"),
     Panel("File View", "file_view", render_file_view, "MainDockSpace"),
     Panel("Agents", "agents", render_agents, "MainDockSpace"),
+    Panel("Prompt Inspector", "prompt_inspector", render_prompt_inspector, "MainDockSpace"),
 )

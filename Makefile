@@ -88,7 +88,7 @@ lint: setup
 
 # -n auto: one worker per core (the heavy tests are collected first; see tests/conftest.py)
 test: deps lint
-	@$(PY) -m pytest -n auto --dist worksteal
+	@$(PY) -m pytest -n auto --dist worksteal --durations=15
 
 clean:
 	rm -rf $(VENV) .pytest_cache tests/artifacts .tools

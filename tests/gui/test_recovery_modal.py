@@ -1,40 +1,44 @@
-"""The ``recovery`` modal in the real window: the choice is a radio button, Edit sends the
-edited description, and an empty description is refused with a toast (nothing decided)."""
+"""The ``recovery`` modal in the real window (one window for the three answers): the choice is
+a radio button, Edit sends the edited description (an empty one is refused and nothing is
+decided), and Reject leaves the choice to the worker."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from imgui_bundle import imgui
 from imgui_bundle.immapp import testing
 
-from manual_slop.dialogs import Decision, RecoveryDialog
-from tests.gui.conftest import decide_in_window
+from manual_slop.dialogs import RecoveryDialog
+from tests.gui.conftest import dialog_in_thread, frames_until
 
 TRIED = ["tier4_qa after worker_failed (recoverable)", "ask_human after worker_failed (degraded)"]
 
 
-def _decide(make_controller, run_gui, act) -> Decision | None:
-    dialog = RecoveryDialog(
-        "T7", "tr_1", "worker_failed", "degraded", "config.toml not found", TRIED, "read it"
-    )
-    return decide_in_window(make_controller(), run_gui, dialog, act)
+def recovery_dialog() -> RecoveryDialog:
+    failure = ("worker_failed", "degraded", "config.toml not found")
+    return RecoveryDialog("T7", "tr_1", *failure, TRIED, "read it")
 
 
-def test_skip_is_chosen_with_its_radio_button(make_controller, run_gui, artifacts: Path) -> None:
-    def act(ctx) -> None:
+def test_the_recovery_modal_skips_edits_and_rejects(make_controller, run_gui, artifacts: Path) -> None:
+    ctrl = make_controller()
+    skip, edit, reject = recovery_dialog(), recovery_dialog(), recovery_dialog()
+    workers: list[threading.Thread] = []
+
+    def answer(ctx, dialog: RecoveryDialog, act) -> None:
+        dialog_in_thread(ctrl, dialog, workers)
+        frames_until(ctx, lambda: bool(ctrl.state.pending_dialogs))
+        act(ctx)
+        frames_until(ctx, lambda: not ctrl.state.pending_dialogs)
+
+    def choose_skip(ctx) -> None:
         ctx.yield_(3)
         testing.capture(ctx, str(artifacts / "modal_recovery.png"))
         ctx.item_click("//Recover Ticket/**/Skip (dependents go on)")
         ctx.item_click("//Recover Ticket/Approve")
 
-    decision = _decide(make_controller, run_gui, act)
-    assert decision is not None and decision.approved and decision.decider == "gui"
-    assert decision.payload["choice"] == "skip" and decision.payload["description"] == "read it"
-
-
-def test_edit_sends_the_edited_description(make_controller, run_gui) -> None:
-    def act(ctx) -> None:
+    def choose_edit(ctx) -> None:
         ctx.item_click("//Recover Ticket/**/Edit the ticket and retry")
         ctx.item_click("//Recover Ticket/**/##recovery_description")
         ctx.key_press(imgui.Key.mod_ctrl | imgui.Key.a)
@@ -42,18 +46,23 @@ def test_edit_sends_the_edited_description(make_controller, run_gui) -> None:
         ctx.yield_(2)
         ctx.item_click("//Recover Ticket/Approve")  # refused: the description is empty
         ctx.yield_(3)
+        assert not edit.done
         ctx.item_click("//Recover Ticket/**/##recovery_description")
         ctx.key_chars("read settings.toml")
         ctx.item_click("//Recover Ticket/Approve")
 
-    decision = _decide(make_controller, run_gui, act)
-    assert decision is not None and decision.approved and decision.edited
-    assert decision.payload["choice"] == "edit" and decision.payload["description"] == "read settings.toml"
+    def test(ctx, app) -> None:
+        ctx.yield_(5)
+        answer(ctx, skip, choose_skip)
+        answer(ctx, edit, choose_edit)
+        answer(ctx, reject, lambda c: c.item_click("//Recover Ticket/Reject"))
 
-
-def test_reject_leaves_the_choice_to_the_worker(make_controller, run_gui) -> None:
-    def act(ctx) -> None:
-        ctx.item_click("//Recover Ticket/Reject")
-
-    decision = _decide(make_controller, run_gui, act)
-    assert decision is not None and not decision.approved and not decision.abort
+    run_gui(ctrl, test)
+    for worker in workers:
+        worker.join(10)
+    skipped, edited, rejected = skip.decision, edit.decision, reject.decision
+    assert skipped is not None and skipped.approved and skipped.decider == "gui"
+    assert skipped.payload["choice"] == "skip" and skipped.payload["description"] == "read it"
+    assert edited is not None and edited.approved and edited.edited
+    assert edited.payload["choice"] == "edit" and edited.payload["description"] == "read settings.toml"
+    assert rejected is not None and not rejected.approved and not rejected.abort

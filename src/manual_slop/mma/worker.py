@@ -47,12 +47,85 @@ from manual_slop.mma.models import Ticket
 from manual_slop.mma.prompts import BLOCKED_MARKER, FAILED_MARKER, tier3_worker_prompt
 from manual_slop.mma.tier4 import PathCheck, apply_patch, run_tier4_patch_generation, run_tier4_qa
 
-__all__ = ["TicketWorker", "WorkerHost", "default_tier3_context", "unfinished_work"]
+__all__ = [
+    "RecoveryHost",
+    "TicketWorker",
+    "WorkerHost",
+    "ask_recovery",
+    "default_tier3_context",
+    "unfinished_work",
+]
 
 log = logging.getLogger(__name__)
 
 ROLE = "Tier 3"
 FOCUS_FILE_LIMIT = 200_000  # bytes of one focus file shown in full
+
+
+class RecoveryHost(Protocol):
+    """What :func:`ask_recovery` needs of a conductor (MMA's and the plan's)."""
+
+    track_id: str
+
+    def ask(self, dialog: PendingDialog, abort: threading.Event) -> Decision | None: ...
+
+    def abort_track(self, source: str) -> None: ...
+
+    def block(
+        self, ticket_id: str, abort: threading.Event, reason: str, *, failed: bool, replan: bool = False
+    ) -> None: ...
+
+    def skip(self, ticket_id: str, abort: threading.Event, reason: str) -> None: ...
+
+    def edit_description(self, ticket_id: str, abort: threading.Event, description: str) -> None: ...
+
+    def grant_retry(self, ticket_id: str) -> None: ...
+
+    def note_retry(self, ticket_id: str) -> None: ...
+
+
+def ask_recovery(
+    host: RecoveryHost,
+    ticket_id: str,
+    description: str,
+    step: RecoveryStep,
+    failure: str,
+    abort: threading.Event,
+) -> str | None:
+    """The ``recovery`` dialog for a ticket whose ladder is spent, and its answer carried out:
+    the edited description when a human asked for another attempt (the old one when not
+    edited), None when the worker is done (skipped, blocked, aborted)."""
+    dialog = RecoveryDialog(
+        ticket_id,
+        host.track_id,
+        str(step.failure),
+        str(step.severity),
+        failure,
+        list(step.tried),
+        description,
+    )
+    decision = host.ask(dialog, abort)
+    if decision is None or abort.is_set():
+        return None
+    choice = decision.payload.get("choice", "")
+    if decision.abort or (decision.approved and choice == "abort"):
+        host.abort_track(decision.decider)
+        return None
+    if not decision.approved or decision.decider == Decider.POLICY:
+        why = decision.reason or (
+            "a policy cannot choose a recovery" if decision.approved else "the user left it blocked"
+        )
+        host.block(ticket_id, abort, f"{failure} ({why})", failed=False)
+        return None
+    if choice == "skip":
+        host.skip(ticket_id, abort, decision.reason or "chosen in the recovery dialog")
+        return None
+    if choice == "edit":
+        description = decision.payload["description"]
+        host.edit_description(ticket_id, abort, description)
+    host.grant_retry(ticket_id)
+    host.note_retry(ticket_id)
+    return description
 
 
 class WorkerHost(Protocol):
@@ -245,33 +318,12 @@ class TicketWorker:
         return notes
 
     def _ask_human(self, step: RecoveryStep, failure: str) -> str | None:
-        host, ticket, abort = self.host, self.ticket, self.abort
-        dialog = RecoveryDialog(
-            ticket.id, host.track_id, str(step.failure), str(step.severity), failure, list(step.tried),
-            ticket.description,
-        )  # fmt: skip
-        decision = host.ask(dialog, abort)
-        if decision is None or abort.is_set():
+        ticket = self.ticket
+        description = ask_recovery(self.host, ticket.id, ticket.description, step, failure, self.abort)
+        if description is None:
             return None
-        choice = decision.payload["choice"]
-        if decision.abort or (decision.approved and choice == "abort"):
-            host.abort_track(decision.decider)
-            return None
-        if not decision.approved or decision.decider == Decider.POLICY:
-            why = decision.reason or (
-                "a policy cannot choose a recovery" if decision.approved else "the user left it blocked"
-            )
-            host.block(ticket.id, abort, f"{failure} ({why})", failed=False)
-            return None
-        if choice == "skip":
-            host.skip(ticket.id, abort, decision.reason or "chosen in the recovery dialog")
-            return None
-        if choice == "edit":
-            host.edit_description(ticket.id, abort, decision.payload["description"])
-            self.ticket.description = decision.payload["description"]
-            self.edited = True
-        host.grant_retry(ticket.id)
-        host.note_retry(ticket.id)
+        if description != ticket.description:
+            ticket.description, self.edited = description, True
         return f"\n\nThe previous attempt failed:\n{failure[:2000]}\nA human asked for another attempt.\n"
 
     # -- pieces ----------------------------------------------------------------------------

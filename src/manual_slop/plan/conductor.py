@@ -320,6 +320,19 @@ class PlanConductor(ConductorEngine):
     def _subtask(self, ticket_id: str) -> Subtask:
         return self.plan.subtask(ticket_id)
 
+    def objective(self, ticket_id: str) -> str:
+        """What the subtask is asked to do (the recovery dialog's editable description)."""
+        with self._lock:
+            return self._subtask(ticket_id).objective
+
+    def edit_description(self, ticket_id: str, abort: threading.Event, description: str) -> None:
+        """A human edited the subtask in the recovery dialog: its objective is the new text."""
+        with self._lock:
+            subtask = self._subtask(ticket_id)
+            subtask.objective = description
+            self._dirty = True
+        super().edit_description(ticket_id, abort, f"{subtask.title}: {description}")
+
     # -- after the last subtask: merge and judge -------------------------------------------------
     def _after_run(self, final: ConductorStatus) -> ConductorStatus:
         if final is ConductorStatus.DONE:

@@ -103,4 +103,3 @@ def _check(reply: str, validate: Callable[[Any], list[PlanIssue]]) -> tuple[dict
     except PlanError as exc:
         return {}, [PlanIssue(None, "shape", f"plan: {exc} [rule: shape]")]
     return data, validate(data)
-

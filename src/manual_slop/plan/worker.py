@@ -2,9 +2,10 @@
 
 :meth:`SubtaskWorker.run` reads top to bottom: abort check → attempt (the host builds the
 :class:`~manual_slop.plan.engines.SubtaskRun`, the engine runs it) → on success the host saves
-the result and completes the ticket; a failure is retried until the host says to give up,
-then the ticket is blocked (which may queue a replan). The user rejecting what an engine
-produced ends the subtask at once, without a retry. The abort event is checked before each
+the result and completes the ticket; a failure is classified and the recovery orchestrator
+(``host.recover``) says what follows — another attempt after a backoff, a replan, or the
+``recovery`` dialog (:func:`~manual_slop.mma.worker.ask_recovery`). The user rejecting what
+an engine produced ends the subtask at once, without a retry. The abort event is checked before each
 attempt and after it; the engine watches it (and the attempt's cancel token) while it runs.
 """
 
@@ -16,7 +17,10 @@ import threading
 from typing import Protocol
 
 from manual_slop.cancel import CancelToken
+from manual_slop.governance.recovery import RecoveryStep
+from manual_slop.governance.severity import ATTEMPTS, FailureClass, Strategy, classify_error
 from manual_slop.mma.errors import Aborted
+from manual_slop.mma.worker import RecoveryHost, ask_recovery
 from manual_slop.plan.engines import Engine, EngineRejected, EngineResult, SubtaskRun, describe_failure
 
 __all__ = ["SubtaskHost", "SubtaskWorker"]
@@ -26,7 +30,7 @@ log = logging.getLogger(__name__)
 ROLE = "Tier 3"  # subtasks are the plan's workers: their comms and tool calls are tagged like MMA's
 
 
-class SubtaskHost(Protocol):
+class SubtaskHost(RecoveryHost, Protocol):
     """What a subtask worker asks of its plan conductor (every call is thread-safe)."""
 
     def subtask_run(
@@ -47,7 +51,9 @@ class SubtaskHost(Protocol):
 
     def note_retry(self, ticket_id: str) -> None: ...
 
-    def block(self, ticket_id: str, abort: threading.Event, reason: str, *, failed: bool) -> None: ...
+    def recover(self, ticket_id: str, failure: FailureClass) -> RecoveryStep: ...
+
+    def objective(self, ticket_id: str) -> str: ...
 
     def in_tier(self, tier: str) -> contextlib.AbstractContextManager[None]: ...
 
@@ -80,16 +86,37 @@ class SubtaskWorker:
                     return
                 except Exception as exc:  # the engine failed: an attempt that failed
                     failure = f"{engine.name} engine, attempt {attempt}: {describe_failure(exc)}"
+                    kind = classify_error(exc)
                     log.info("subtask %s: %s", tid, failure)
                 else:
                     if abort.is_set():
                         return
                     host.subtask_finished(tid, abort, result, run)
                     return
-                if host.give_up(tid):
-                    host.block(tid, abort, failure, failed=True)
+                if not self._recover(
+                    FailureClass.SEND_FAILED if kind is FailureClass.WORKER_EXCEPTION else kind, failure
+                ):
                     return
-                host.note_retry(tid)
         except Exception as exc:  # a bug of ours: never leave the subtask running
             log.exception("subtask worker for %s failed", tid)
             host.block(tid, abort, f"internal error: {describe_failure(exc)}", failed=False)
+
+    def _recover(self, kind: FailureClass, failure: str) -> bool:
+        """Carry out the orchestrator's strategy; True: another attempt. A plan has no Tier 4:
+        every attempt strategy is one more attempt after the step's backoff."""
+        host, tid, abort = self.host, self.ticket_id, self.abort
+        step = host.recover(tid, kind)
+        if step.strategy in ATTEMPTS:
+            if abort.wait(step.backoff_s):
+                return False
+            host.note_retry(tid)
+            return True
+        if step.strategy is Strategy.REPLAN:
+            host.block(tid, abort, failure, failed=True, replan=True)
+        elif step.strategy is Strategy.SKIP:
+            host.skip(tid, abort, f"{kind}: {failure[:200]}")
+        elif step.strategy is Strategy.ABORT:
+            host.abort_track("recovery")
+        else:
+            return ask_recovery(host, tid, host.objective(tid), step, failure, abort) is not None
+        return False

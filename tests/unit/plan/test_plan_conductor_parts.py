@@ -205,7 +205,10 @@ def run_plan(tmp_path: Path) -> Iterator[Callable[..., tuple[PlanConductor, Reco
     made: list[tuple[PlanConductor, TierCaller]] = []
 
     def factory(
-        plan: Plan, engine: ScriptedEngine, merge: Callable[[str], str] = lambda prompt: "merged answer"
+        plan: Plan,
+        engine: ScriptedEngine,
+        merge: Callable[[str], str] = lambda prompt: "merged answer",
+        host: FakeHost | None = None,
     ) -> tuple[PlanConductor, RecordingStore, list[Plan]]:
         store = RecordingStore(tmp_path)
         store.save(plan)
@@ -221,7 +224,7 @@ def run_plan(tmp_path: Path) -> Iterator[Callable[..., tuple[PlanConductor, Reco
         )  # fmt: skip
         caller = TierCaller(FakeTierClient(), TierUsage())
         conductor = PlanConductor(
-            plan, plan_track(plan), None, host=FakeHost(), caller=caller, services=services,
+            plan, plan_track(plan), None, host=host or FakeHost(), caller=caller, services=services,
             config=ConductorConfig(base_dir=tmp_path, max_replans=0), store=TrackStore(tmp_path),
         )  # fmt: skip
         made.append((conductor, caller))
@@ -339,6 +342,35 @@ def test_a_subtask_that_keeps_failing_fails_the_plan(run_plan) -> None:
     assert s2["status"] == "pending"  # it never ran: waiting behind a failed subtask
     assert [run.subtask_id for run in engine.runs] == ["S1", "S1", "S1"]
     assert finished[0].status is PlanStatus.FAILED
+
+
+class EditingHost(FakeHost):
+    """A human who answers the recovery dialog with an edited objective (and rejects the rest)."""
+
+    def request_approval(self, dialog: PendingDialog, timeout: float | None = None) -> Decision:
+        if dialog.kind != "recovery":
+            return super().request_approval(dialog, timeout)
+        with self._lock:
+            self.dialogs.append(dialog)
+        dialog.resolve(True, {"choice": "edit", "description": "objective S1, with the fix"}, decider="hook")
+        assert dialog.decision is not None
+        return dialog.decision
+
+
+def test_a_subtask_whose_attempts_are_spent_asks_a_human_who_edits_it(run_plan) -> None:
+    failure = EngineError("the model said no")
+    engine = ScriptedEngine({"S1": [failure, failure, failure, "fixed it"], "S2": ["two"]})
+    plan = Plan("p-edit", "goal", [sub("S1", 1), sub("S2", 2)], "m")
+    host = EditingHost()
+    conductor, store, _ = run_plan(plan, engine, host=host)
+    assert conductor.join(5.0)
+    (dialog,) = [d for d in host.dialogs if d.kind == "recovery"]
+    assert dialog.payload["ticket_id"] == "S1" and dialog.payload["description"] == "objective S1"
+    assert dialog.payload["failure"] == "send_failed"
+    data = on_disk(store, plan.id)
+    assert data["status"] == "done" and [s["status"] for s in data["subtasks"]] == ["completed", "completed"]
+    assert data["subtasks"][0]["objective"] == "objective S1, with the fix"
+    assert "objective S1, with the fix" in engine.runs[3].prompt  # the fourth attempt ran the edit
 
 
 def test_a_rejected_result_is_not_retried(run_plan) -> None:

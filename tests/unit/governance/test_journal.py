@@ -19,7 +19,6 @@ from manual_slop.governance.journal import (
     scan_sessions,
 )
 
-
 OPEN: list[ExecutionClutch] = []
 
 
@@ -40,7 +39,9 @@ class Session:
         self.audit_path = self.folder / "audit.log"
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.journal = ApprovalJournal(self.folder / JOURNAL_NAME, lambda d: {"type": "tool_call", "x": 1})
-        self.clutch = ExecutionClutch(self.audit, lambda e, p: self.events.append((e, p)), journal=self.journal)
+        self.clutch = ExecutionClutch(
+            self.audit, lambda e, p: self.events.append((e, p)), journal=self.journal
+        )
         OPEN.append(self.clutch)
 
     def audit(self, entry: dict[str, Any]) -> None:
@@ -171,7 +172,11 @@ def test_a_dialog_that_cannot_be_journaled_is_rejected_not_shown(tmp_path: Path)
     s = Session(tmp_path, "s1")
     s.journal.path = tmp_path / "missing-folder" / JOURNAL_NAME
     decision = s.clutch.submit(ToolApprovalDialog("write_file", {"path": "a"}, ""), 5)
-    assert not decision.approved and "approval journal" in decision.reason and "cannot be written" in decision.reason
+    assert (
+        not decision.approved
+        and "approval journal" in decision.reason
+        and "cannot be written" in decision.reason
+    )
     assert s.clutch.pending() == [] and s.events == [] and len(s.audited()) == 1
 
 
@@ -182,7 +187,9 @@ def test_the_newest_carry_of_an_id_wins_and_it_is_listed_once(tmp_path: Path) ->
     for name in ("s2", "s3"):  # two restarts that both died before a decision
         s = Session(tmp_path, name)
         [item] = scan_sessions(tmp_path, exclude=s.folder).undecided
-        restored = dialog_from_kind(item.kind).restore(item.uid, item.record["created"], item.record["payload"])
+        restored = dialog_from_kind(item.kind).restore(
+            item.uid, item.record["created"], item.record["payload"]
+        )
         s.journal.carry(item.uid, item.resume)
         assert s.clutch.adopt(restored)
     [item] = scan_sessions(tmp_path).undecided

@@ -24,11 +24,12 @@ AIDER_VERSION := 0.86.2
 AIDER_DIR := .tools/aider
 AIDER_STAMP := $(AIDER_DIR)/.installed
 
-.PHONY: help run test lint setup system-deps gemini-cli aider deps clean
+.PHONY: help run test reliability lint setup system-deps gemini-cli aider deps clean
 
 help:
 	@echo "make run    start Manual Slop (the desktop window, or headless without a display)"
 	@echo "make test   install what the tests need and run lint + the whole test suite"
+	@echo "make reliability  durable approvals: 50 rounds of kill -9 at random points (~11 min)"
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required, found " + sys.version.split()[0])'
@@ -89,6 +90,11 @@ lint: setup
 # -n auto: one worker per core (the heavy tests are collected first; see tests/conftest.py)
 test: deps lint
 	@$(PY) -m pytest -n auto --dist worksteal --durations=15
+
+# Not part of `make test`: the acceptance's 50 kill -9 rounds (~13 s a round on two cores).
+reliability: setup
+	@SLOP_RELIABILITY_ROUNDS=$${SLOP_RELIABILITY_ROUNDS:-50} $(PY) -m pytest -s -p no:cacheprovider \
+		tests/integration/governance/test_durable_e2e.py -k random_kill_points
 
 clean:
 	rm -rf $(VENV) .pytest_cache tests/artifacts .tools

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from manual_slop.dialogs import Decider, Decision, PendingDialog
 from manual_slop.governance.correlation import bind_dialog
@@ -92,6 +92,14 @@ AuditSink = Callable[[dict[str, Any]], None]
 Publisher = Callable[[str, dict[str, Any]], None]
 
 
+class Journal(Protocol):
+    """Where pending dialogs are made durable (``governance.journal.ApprovalJournal``)."""
+
+    def record_pending(self, dialog: PendingDialog) -> None: ...
+
+    def record_decided(self, dialog: PendingDialog, decision: Decision) -> None: ...
+
+
 class ExecutionClutch:
     """Policy, pending registry and audit trail for approval dialogs."""
 
@@ -103,8 +111,11 @@ class ExecutionClutch:
         publish: Publisher,
         policy: ApprovalPolicy = ApprovalPolicy.MANUAL,
         rules: Sequence[AllowRule] = (),
+        journal: Journal | None = None,
     ) -> None:
         self._audit = audit
+        self._journal = journal
+        self._adopted: set[str] = set()  # restored dialogs: a later submit of one only waits
         self._publish = publish
         self._lock = threading.Lock()
         self._pending: OrderedDict[str, PendingDialog] = OrderedDict()
@@ -142,7 +153,12 @@ class ExecutionClutch:
         read-only tool inside the project): it is approved by policy, audited with that rule.
         ``refused`` is why the path policy forbids it (a file that never reaches a model): it is
         rejected by policy whatever the approval policy, audited with that reason.
+        A dialog registered by :meth:`adopt` is only waited for (it is decided once).
         """
+        with self._lock:
+            adopted = dialog.uid in self._adopted
+        if adopted:
+            return dialog.wait_decision(timeout)
         ids = bind_dialog(dialog)  # the run it is asked in (if any) hears the decision
         dialog.on_resolved(lambda resolved, decision: self._on_resolved(resolved, decision, ids))
         with self._lock:
@@ -164,12 +180,42 @@ class ExecutionClutch:
             if rule is not None:
                 dialog.resolve(True, decider=Decider.POLICY, rule=rule.describe())
                 return self._decision_of(dialog)
+        if not self._journal_pending(dialog):
+            return self._decision_of(dialog)
         with self._lock:
             if not dialog.done:
                 self._pending[dialog.uid] = dialog
         if not dialog.done:
             self._publish("pending_added", dialog.to_dict())
         return dialog.wait_decision(timeout)
+
+    def _journal_pending(self, dialog: PendingDialog) -> bool:
+        """Journal → show: a dialog that cannot be made durable is rejected, not shown."""
+        if self._journal is None:
+            return True
+        try:
+            self._journal.record_pending(dialog)
+        except OSError as exc:
+            dialog.resolve(False, decider=Decider.POLICY, reason=str(exc), rule="approval journal")
+            return False
+        return True
+
+    def adopt(self, dialog: PendingDialog) -> bool:
+        """Register a dialog restored after a restart as pending (journaled, announced) with no
+        thread waiting on it yet; a later :meth:`submit` of the same object waits for it."""
+        with self._lock:
+            if self._closed or dialog.uid in self._pending or dialog.uid in self._recent:
+                return False
+            self._adopted.add(dialog.uid)  # kept after the decision: a late submit only reads it
+        dialog.on_resolved(self._on_resolved)
+        if not self._journal_pending(dialog):
+            return False
+        with self._lock:
+            if not dialog.done:
+                self._pending[dialog.uid] = dialog
+        if not dialog.done:
+            self._publish("pending_added", dialog.to_dict())
+        return True
 
     @staticmethod
     def _decision_of(dialog: PendingDialog) -> Decision:
@@ -205,6 +251,8 @@ class ExecutionClutch:
                 **(ids or {}),  # the run it was asked in (governance.correlation)
             }
         )
+        if self._journal is not None:  # decide → audit → journal: a restart sees either mark
+            self._journal.record_decided(dialog, decision)
         if was_pending:
             self._publish(
                 "pending_resolved",

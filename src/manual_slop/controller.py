@@ -53,6 +53,7 @@ from manual_slop.context.service import ContextService
 from manual_slop.dialogs import Decision, PendingDialog
 from manual_slop.documents import Documents
 from manual_slop.events import AsyncEventQueue, EventJournal, UserRequestEvent
+from manual_slop.governance.durable import DurableApprovals
 from manual_slop.hooks.token import resolve_hook_auth
 from manual_slop.perf import PerformanceMonitor
 from manual_slop.project_access import app_redactor, project_path_policy
@@ -138,11 +139,13 @@ class AppController:
         self.tasks = TaskBoard()
         self.state = self.documents.state()
         self.context = ContextService(self)  # aggregation, AST cache, discussions, undo
+        self.durable = DurableApprovals(self)  # the approval journal and what a restart restores
         self.clutch = ExecutionClutch(
             audit=self.session_log.append_audit,
             publish=self._on_clutch_event,
             policy=self.state.approval_policy,
             rules=self.documents.allow_rules(problems),
+            journal=self.durable.journal,
         )
 
         # -- cross-thread hand-off (Pattern B) ------------------------------------------
@@ -183,6 +186,7 @@ class AppController:
         if not self.documents.config_existed:
             log.info("no config at %s; starting from defaults", config_file)
         self.documents.remember_project()
+        self.durable.restore()  # dialogs an earlier session left undecided are pending again
 
         # -- asyncio worker (Pattern A) --------------------------------------------------
         self._executor = DaemonThreadExecutor("slop-request")

@@ -104,6 +104,17 @@ class PendingDialog:
         self._listeners: list[Resolved] = []
         self.source_tier: str | None = None
 
+    @classmethod
+    def restore(cls, uid: str, created: float, payload: Mapping[str, Any]) -> PendingDialog:
+        """The dialog journaled as ``uid`` before a restart, undecided, with its original payload
+        (``governance.durable``); DialogPayloadError when the payload is not an object."""
+        if not isinstance(payload, Mapping):
+            raise DialogPayloadError(f"{cls.kind} payload must be an object, got {type(payload).__name__}")
+        dialog = cls.__new__(cls)  # the kind's __init__ builds a payload; this one is given
+        PendingDialog.__init__(dialog, dict(payload))
+        dialog.uid, dialog.created = uid, float(created)
+        return dialog
+
     # -- reading ---------------------------------------------------------------
     @property
     def payload(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ Files (all JSON-L, one object per line):
 - ``audit.log``     every Execution Clutch decision (who, when, final payload)
 - ``scripts/``      every script that passed the clutch, saved before it runs
 - ``runs/``         one run log per agent run (written by ``governance.run_log``)
+- ``approvals.jsonl`` every dialog that waited, and its decision (``governance.journal``)
 - ``session.json``  id, pid, version, start and end times
 
 The folder is ``0700`` and every file in it ``0600``: other users of the machine read none of it.

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from manual_slop.dialogs import Decision, MMAApprovalDialog, PendingDialog
+from manual_slop.governance.durable import claim_restored
 from manual_slop.governance.recovery import RecoveryOrchestrator, RecoveryStep
 from manual_slop.governance.severity import FailureClass
 from manual_slop.mma.client import ContextBuilder, ContextRequest, TierCaller
@@ -474,6 +475,10 @@ class ConductorEngine:
     def ask(self, dialog: PendingDialog, abort: threading.Event) -> Decision | None:
         """Submit a dialog on the clutch; None when ``abort`` was set before it could be shown."""
         dialog.source_tier = "Tier 2" if abort is self._abort_all else "Tier 3"
+        restored = claim_restored(self.host, self.track.id, dialog)  # asked before a restart
+        if isinstance(restored, Decision):
+            return restored
+        dialog = restored or dialog
         with self._lock:
             if abort.is_set():
                 return None

@@ -251,6 +251,7 @@ def rounds() -> int:
 
 
 @pytest.mark.heavy(40)  # 3 rounds of three app starts
+@pytest.mark.timeout(60 + 40 * rounds())  # ~13 s a round alone on two cores; make reliability runs 50
 def test_random_kill_points_never_lose_or_duplicate_a_decision(tmp_path: Path, fake: OpenAIFake) -> None:
     rng = random.Random(int(os.environ.get("SLOP_RELIABILITY_SEED", "18")))
     started = time.monotonic()

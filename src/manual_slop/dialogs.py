@@ -15,7 +15,7 @@ Kinds and payload keys (editable ones marked *):
 ``mma_spawn``       ``ticket_id``, ``role``, ``prompt``\\*, ``context_md``\\*
 ``ask``             ``question``, ``tool``, ``args``\\*, ``answer``\\*
 ``tool_result``     ``tool``, ``args``, ``status``, ``result``\\*
-``cost_check``      ``track_id``, ``spent_usd``, ``threshold_usd``, ``message``
+``cost_check``      ``track_id``, ``spent_usd``, ``since_usd``, ``threshold_usd``, ``message``
 ==================  ==========================================================
 
 Every kind also accepts ``reason`` (why it was rejected; told to the model). The rule that
@@ -325,13 +325,22 @@ class ToolResultDialog(PendingDialog):
 
 
 class CostDialog(PendingDialog):
-    """A running track's spend crossed a ``cost_over`` rule's threshold; approving resumes it."""
+    """A running track's spend crossed ``cost_over`` thresholds (those above ``since_usd``, the
+    spend when the run last asked; ``threshold_usd`` is the highest); approving resumes it."""
 
     kind = PendingKind.COST_CHECK
 
-    def __init__(self, track_id: str, spent_usd: float, threshold_usd: float, message: str) -> None:
+    def __init__(
+        self, track_id: str, spent_usd: float, since_usd: float, threshold_usd: float, message: str
+    ) -> None:
         super().__init__(
-            {"track_id": track_id, "spent_usd": spent_usd, "threshold_usd": threshold_usd, "message": message}
+            {
+                "track_id": track_id,
+                "spent_usd": spent_usd,
+                "since_usd": since_usd,
+                "threshold_usd": threshold_usd,
+                "message": message,
+            }
         )
 
     def rule_subject(self) -> tuple[str, str, str | None]:

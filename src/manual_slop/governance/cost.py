@@ -45,25 +45,26 @@ def estimate_cost(tier_usage: Mapping[str, Any]) -> float:
 
 
 class CostWatch:
-    """The ``cost_over`` rules of one run; each fires once (again only if its threshold changes)."""
+    """The ``cost_over`` rules of one run: a threshold asks when the spend crosses it, once (the
+    spend the run last asked at is the floor of the next question)."""
 
     def __init__(self, rules: Callable[[], Sequence[Rule]]) -> None:
         self._rules = rules  # the cost_over rules in force now (the clutch's, under its policy)
-        self._fired: set[tuple[str, float]] = set()
+        self._since = 0.0  # the spend when this run last asked
         self._lock = threading.Lock()
 
     def check(self, track_id: str, tier_usage: Mapping[str, Any]) -> CostDialog | None:
-        """The dialog to ask when the spend crossed a threshold not yet asked about, else None."""
+        """The dialog to ask when the spend crossed a threshold since the last question, else None."""
         spent = estimate_cost(tier_usage)
         with self._lock:
+            since = self._since
             crossed = [
                 rule
                 for rule in self._rules()
-                if rule.threshold_usd is not None
-                and spent >= rule.threshold_usd
-                and (rule.name, rule.threshold_usd) not in self._fired
+                if rule.threshold_usd is not None and since < rule.threshold_usd <= spent
             ]
-            self._fired.update((rule.name, float(rule.threshold_usd or 0.0)) for rule in crossed)
+            if crossed:
+                self._since = spent
         if not crossed:
             return None
         threshold = max(float(rule.threshold_usd or 0.0) for rule in crossed)
@@ -73,4 +74,4 @@ class CostWatch:
             f"local models are free), over ${threshold:g} (rule {names}). Track {track_id} is paused: "
             "approve to resume it, reject to keep it paused."
         )
-        return CostDialog(track_id, round(spent, 6), threshold, message)
+        return CostDialog(track_id, spent, since, threshold, message)

@@ -115,7 +115,7 @@ TRIGGER_DOCS: dict[Trigger, str] = {
     Trigger.ON_ERROR: "a tool result with error or timeout status",
     Trigger.ON_SPAWN: "an MMA worker about to start on a ticket",
     Trigger.ON_STEP: "an MMA step (a worker's tool call, a replan)",
-    Trigger.COST_OVER: "the session's MMA spend crossing threshold_usd while a track runs",
+    Trigger.COST_OVER: "the session's MMA spend crossing threshold_usd while a track runs (once per run)",
     Trigger.PATH_GLOB: "any event above (but cost_over) whose path matches path_glob",
     Trigger.PATTERN: "any event above (but cost_over) whose text matches pattern",
 }
@@ -186,6 +186,7 @@ class RuleEvent:
     text: str = ""
     path: str | None = None
     spent_usd: float = 0.0
+    since_usd: float = 0.0  # cost_over: the spend when the run last asked (thresholds above it count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +240,7 @@ class Rule:
             return False
         if self._regex is not None and not self._regex.search(event.text):
             return False
-        return self.threshold_usd is None or event.spent_usd >= self.threshold_usd
+        return self.threshold_usd is None or event.since_usd < self.threshold_usd <= event.spent_usd
 
     def verdict(self) -> Verdict:
         return Verdict(self.action, self.name, self.on_timeout, self.timeout_s)

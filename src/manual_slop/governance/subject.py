@@ -28,9 +28,10 @@ def event_of(dialog: PendingDialog) -> RuleEvent:
     """The event ``dialog`` raises; a kind no trigger names gives ``trigger=None``."""
     tool, text, path = dialog.rule_subject()
     trigger = KIND_TRIGGERS.get(str(dialog.kind))
-    spent = 0.0
+    spent = since = 0.0
     if trigger is Trigger.AFTER_TOOL and dialog.payload.get("status") in ERROR_STATUSES:
         trigger = Trigger.ON_ERROR
     elif trigger is Trigger.COST_OVER:
-        spent = float(dialog.payload.get("spent_usd") or 0.0)
-    return RuleEvent(trigger, tool, text, path, spent)
+        payload = dialog.payload
+        spent, since = float(payload.get("spent_usd") or 0.0), float(payload.get("since_usd") or 0.0)
+    return RuleEvent(trigger, tool, text, path, spent, since)

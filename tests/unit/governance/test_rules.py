@@ -37,6 +37,7 @@ RULES: dict[str, Rule] = {
         Rule("errors-deny", T.ON_ERROR, Action.DENY),
         Rule("cheap", T.COST_OVER, Action.ASK, threshold_usd=1.0),
         Rule("dear", T.COST_OVER, Action.DENY, threshold_usd=10.0),
+        Rule("cheap-too", T.COST_OVER, Action.ASK, threshold_usd=5.0),
         Rule("first-ask", T.BEFORE_TOOL, Action.ASK, tool="write_file"),
         Rule("second-ask", T.BEFORE_TOOL, Action.ASK, tool="write_*"),
     )
@@ -52,8 +53,8 @@ SPAWN = RuleEvent(T.ON_SPAWN, "mma_spawn", "tier3-worker")
 STEP = RuleEvent(T.ON_STEP, "mma_step", '{"tool": "write_file"}')
 
 
-def spend(usd: float) -> RuleEvent:
-    return RuleEvent(T.COST_OVER, "cost_check", "", None, usd)
+def spend(usd: float, since: float = 0.0) -> RuleEvent:
+    return RuleEvent(T.COST_OVER, "cost_check", "", None, usd, since)
 
 
 # (policy, rules by name, event) -> (action, deciding rule)
@@ -100,6 +101,10 @@ PRIORITY_TABLE: list[tuple[str, tuple[str, ...], RuleEvent, Action, str]] = [
     ("allow_list", ("cheap", "dear"), spend(0.5), Action.ALLOW, "policy=pass"),
     ("allow_list", ("cheap", "dear"), spend(1.0), Action.ASK, "cheap"),
     ("allow_list", ("cheap", "dear"), spend(12.0), Action.DENY, "dear"),
+    # ... crossed since the run last asked: a threshold below that spend was asked about already
+    ("allow_list", ("cheap", "cheap-too"), spend(6.0), Action.ASK, "cheap"),
+    ("allow_list", ("cheap", "cheap-too"), spend(6.0, since=1.5), Action.ASK, "cheap-too"),
+    ("allow_list", ("cheap", "dear"), spend(12.0, since=11.0), Action.ALLOW, "policy=pass"),
     # manual: allow rules take no part; auto: only deny rules do
     ("manual", ("shell-ask", "pytest-ok"), SHELL_PYTEST, Action.ASK, "shell-ask"),
     ("manual", ("pytest-ok",), SHELL_PYTEST, Action.ASK, "policy=manual"),

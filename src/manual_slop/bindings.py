@@ -106,6 +106,7 @@ FEATURE_REGISTRARS: tuple[str, ...] = (
     "manual_slop.file_view.register",
     "manual_slop.agents.bindings.register",
     "manual_slop.plan.bindings.register",
+    "manual_slop.governance.bindings.register",
 )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import manual_slop.hooks.agents_schemas as agents_schemas
 import manual_slop.hooks.memory_schemas as memory_schemas
 import manual_slop.hooks.plan_schemas as plan_schemas
+import manual_slop.hooks.rules_schemas as rules_schemas
 from manual_slop.hooks.errors import ErrorCode
 from manual_slop.hooks.schema_kit import ANY as _ANY
 from manual_slop.hooks.schema_kit import NULLABLE_STR as _NULLABLE_STR
@@ -73,6 +74,7 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
     **memory_schemas.REQUESTS,
     **agents_schemas.REQUESTS,
     **plan_schemas.REQUESTS,
+    **rules_schemas.REQUESTS,
 }
 
 # =========================================================================================
@@ -98,11 +100,32 @@ DIALOG_PAYLOADS: dict[str, Schema] = {
     "mma_step": _obj({"ticket_id": _STR, "payload": _STR}, closed=False),
     "mma_spawn": _obj({"ticket_id": _STR, "role": _STR, "prompt": _STR, "context_md": _STR}, closed=False),
     "ask": _obj({"question": _STR, "tool": _STR, "args": _OBJECT}, closed=False),
+    "tool_result": _obj({"tool": _STR, "args": _OBJECT, "status": _STR, "result": _STR}, closed=False),
+    "cost_check": _obj(
+        {
+            "track_id": _STR,
+            "spent_usd": {"type": "number"},
+            "since_usd": {"type": "number"},
+            "threshold_usd": {"type": "number"},
+            "message": _STR,
+        },
+        closed=False,
+    ),
 }
 
 _PENDING_DIALOG: Schema = {
     "oneOf": [
-        _obj({"id": _STR, "kind": {"const": kind}, "created": {"type": "number"}, "payload": payload})
+        _obj(
+            {"id": _STR, "kind": {"const": kind}, "created": {"type": "number"}, "payload": payload},
+            {
+                "rule": {"type": "string", "description": "the approval rule that asked"},
+                "on_timeout": {
+                    "enum": ["reject", "approve", "keep_waiting", "escalate"],
+                    "description": "what happens when nobody decides in time",
+                },
+                "escalated": {"type": "boolean", "description": "waited past its timeout and was escalated"},
+            },
+        )
         for kind, payload in DIALOG_PAYLOADS.items()
     ]
 }
@@ -245,6 +268,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
     **memory_schemas.RESPONSES,
     **agents_schemas.RESPONSES,
     **plan_schemas.RESPONSES,
+    **rules_schemas.RESPONSES,
 }
 
 # =========================================================================================
@@ -261,6 +285,8 @@ EVENT_TYPES: dict[str, str] = {
     "tool_call": "a tool call was recorded (the entry, with seq and local_ts)",
     "pending_added": "a dialog waits for a decision: {id, kind, created, payload}",
     "pending_resolved": "a pending dialog was decided: {id, kind, approved, abort, decider}",
+    "pending_escalated": "a dialog waited past its rule's timeout and was escalated: the dialog, and "
+    "{message}",
     "mma_state": "the MMA view state changed: {status?, active_tier?, tier_usage?, tickets?, track?}",
     "project_opened": "another project file was opened: {project_file}",
     "ticket_status": (

@@ -50,6 +50,9 @@ CONTRACT = {
     ("GET", "/api/plans"),
     ("GET", "/api/plans/{id}"),
     ("POST", "/api/mma/tickets/{id}/depends_on"),
+    # issue 18: HITL rules
+    ("GET", "/api/approval/rules"),
+    ("PUT", "/api/approval/rules"),
 }
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
 

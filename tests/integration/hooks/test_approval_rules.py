@@ -11,7 +11,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from tests.integration.hooks.conftest import HookApp, wait_until
+from tests.fakes import Call, OpenAIFake, Reply
+from tests.integration.hooks.conftest import HookApp, deepseek_app, wait_until
 
 ROUTE = "/api/approval/rules"
 BROKEN = '[project]\nname = "demo"\n\n[[approval.rules]]\ntool = "run_shell"\npattern = "("\n'
@@ -147,3 +148,24 @@ def test_a_rule_that_approves_on_timeout_answers_the_ask(hook_app: HookApp) -> N
     assert time.monotonic() - started < 5
     [entry] = hook_app.ctrl.session_log.read("audit")
     assert (entry["decider"], entry["rule"]) == ("timeout", "ls-later")
+
+
+def test_an_on_error_rule_ends_a_chat_request_through_the_real_client(
+    hook_app_factory, app_dir: Path
+) -> None:
+    with OpenAIFake() as fake:
+        app, api = deepseek_app(hook_app_factory, fake.base_url)
+        rule = {"name": "stop-on-missing", "trigger": "on_error", "tool": "read_file", "action": "deny"}
+        assert app.call("PUT", ROUTE, {"rules": [rule]}).status == 200
+        fake.push(
+            Reply("Let me look.", [Call("read_file", {"path": "missing.py"})]),
+            Reply("It is not there; I will invent it."),  # never asked: the request ended
+        )
+        final = api.wait_for_request(api.send("What is in missing.py?"), timeout=20)
+        assert final["state"] == "cancelled", final
+        assert "approval rule 'stop-on-missing' ended the request after read_file failed" in str(final)
+        assert len(fake.model_calls()) == 1
+    audit = app.ctrl.session_log.read("audit")
+    assert [(e["kind"], e["decider"], e["rule"]) for e in audit] == [
+        ("tool_result", "policy", "stop-on-missing")
+    ]

@@ -50,18 +50,21 @@ class RulesApi:
     def put_rules(self, call: Call) -> dict[str, Any]:
         binding, raw = self._binding(), call.body["rules"]
 
-        def replace() -> dict[str, Any]:
-            binding.replace(raw)
+        def replace() -> dict[str, Any] | RuleError:
+            try:
+                binding.replace(raw)
+            except RuleError as exc:  # the client's mistake: a reply, not an app error on the main thread
+                return exc
             return binding.snapshot()
 
         try:
-            return self.on_main(replace)
-        except RuleError as exc:
-            count = len(exc.problems)
-            listed = "\n".join(str(problem) for problem in exc.problems)
-            raise RuleProblems(f"{count} problem(s); nothing was changed:\n{listed}") from None
+            result = self.on_main(replace)
         except AutomationError as exc:
             raise BadRequest(str(exc)) from None
+        if isinstance(result, RuleError):
+            listed = "\n".join(str(problem) for problem in result.problems)
+            raise RuleProblems(f"{len(result.problems)} problem(s); nothing was changed:\n{listed}")
+        return result
 
 
 def rule_routes(ctrl: AppController, on_main: Callable[[Callable[[], Any]], Any]) -> tuple[Route, ...]:

@@ -78,6 +78,7 @@ def test_a_bad_put_lists_every_problem_and_changes_nothing(hook_app: HookApp) ->
     ):
         assert expected in message, message
     assert hook_app.call("GET", ROUTE).body["rules"] == [] and project_rules(hook_app) == before
+    assert [e for e in hook_app.client().events() if e["type"] == "error"] == []  # no app error: a reply
     assert hook_app.call("PUT", ROUTE, {"rules": "all"}).status == 400  # the schema: a list
     assert hook_app.call("PUT", ROUTE, {}).status == 400
 

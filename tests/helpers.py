@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from manual_slop.controller import AppController
 
@@ -60,3 +62,28 @@ def cancel_when(
     sender.join(10)
     assert not sender.is_alive(), "the send did not stop"
     return outcome[0], ended[0] - asked
+
+
+def markdown_tables(
+    path: Path, heading: str, cell: Callable[[str], str] = lambda text: text.strip("`")
+) -> list[list[list[str]]]:
+    """The tables of a Markdown file under ``heading``, up to the next heading of its level or
+    higher: rows of ``cell(stripped text)``, header rows left out."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = lines.index(heading)
+    level = len(heading) - len(heading.lstrip("#"))
+    found: list[list[list[str]]] = []
+    current: list[list[str]] = []
+    for line in lines[start + 1 :]:
+        if line.startswith("#") and len(line) - len(line.lstrip("#")) <= level:
+            break
+        if line.startswith("|"):
+            cells = [cell(c.strip()) for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            if not set("".join(cells)) <= set("-: "):
+                current.append(cells)
+        elif current:
+            found.append(current[1:])
+            current = []
+    if current:
+        found.append(current[1:])
+    return found

@@ -107,6 +107,7 @@ FEATURE_REGISTRARS: tuple[str, ...] = (
     "manual_slop.agents.bindings.register",
     "manual_slop.plan.bindings.register",
     "manual_slop.governance.metrics_bindings.register",
+    "manual_slop.governance.bindings.register",
 )
 
 

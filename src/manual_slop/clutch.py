@@ -1,37 +1,51 @@
-"""The Execution Clutch: every destructive action waits here for a human (or a policy).
+"""The Execution Clutch: every destructive action waits here for a human, or a rule decides.
 
-A requesting thread calls :meth:`ExecutionClutch.submit` with a dialog. Under the
-``manual`` policy the dialog is registered as pending (visible to the GUI and the
-Hook API, announced with a ``pending_added`` event) and the thread blocks until
-someone resolves it or the wait times out. ``allow_list`` auto-approves dialogs
-matched by a rule from the project file and asks for the rest; ``auto`` approves
-everything (simulations only). Every decision — whoever made it — is written to
-the audit log exactly once and announced with ``pending_resolved``. A decision asked during an
-agent run names it (``run_id``, ``conversation``, ``ticket``, ``call_id``) and is also recorded
-in the run's log (:mod:`manual_slop.governance.correlation`).
+A requesting thread calls :meth:`ExecutionClutch.submit` with a dialog. The rule set (the
+project's HITL rules under the approval policy, and the built-in defaults behind them; see
+:mod:`manual_slop.governance.rules`) decides: ``deny`` rejects it at once (the reason the model
+is told names the rule), ``allow`` approves it at once, ``ask`` registers it as pending (visible
+to the GUI and the Hook API, announced with a ``pending_added`` event) and blocks the thread
+until someone resolves it or the rule's timeout passes; then the rule's ``on_timeout`` decides:
+``reject``, ``approve``, ``keep_waiting`` or ``escalate`` (an error notification, an
+``escalated`` audit entry, then waiting on). :meth:`ExecutionClutch.intercept` does the same for
+events that are only looked at (a tool's result, the session's spend): None when no rule stops
+them, and then nothing is recorded.
+
+Every decision -- whoever made it -- is written to the audit log exactly once, naming the rule
+that made it (or, for a human's or a timeout's decision, the rule that asked), and announced
+with ``pending_resolved``. Callbacks (audit, publish, listeners) never run under the lock.
+
+A decision asked during an agent run names it (``run_id``, ``conversation``, ``ticket``,
+``call_id``) and is also recorded in the run's log (:mod:`manual_slop.governance.correlation`).
+Before a dialog is shown it is written to the approval journal, and its decision after the
+audit line (:mod:`manual_slop.governance.journal`): journal → show → decide → audit → journal.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
 from manual_slop.dialogs import Decider, Decision, PendingDialog
 from manual_slop.governance.correlation import bind_dialog
+from manual_slop.governance.rules import (
+    Action,
+    AllowRule,
+    ApprovalPolicy,
+    OnTimeout,
+    Rule,
+    RuleError,
+    RuleEvent,
+    RuleSet,
+    Verdict,
+)
+from manual_slop.governance.subject import event_of
 
 __all__ = ["AllowRule", "ApprovalPolicy", "ExecutionClutch", "ResolveOutcome", "RuleError"]
-
-
-class ApprovalPolicy(StrEnum):
-    MANUAL = "manual"
-    ALLOW_LIST = "allow_list"
-    AUTO = "auto"
 
 
 class ResolveOutcome(StrEnum):
@@ -40,56 +54,9 @@ class ResolveOutcome(StrEnum):
     ALREADY_RESOLVED = "already_resolved"
 
 
-class RuleError(ValueError):
-    """An allow-list rule in the project file is malformed."""
-
-
-@dataclass(frozen=True, slots=True)
-class AllowRule:
-    """``tool`` must match; ``pattern`` (regex, searched) and ``path_glob`` narrow it further."""
-
-    tool: str
-    pattern: str = ""
-    path_glob: str = ""
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], index: int = 0) -> AllowRule:
-        where = f"approval.rules[{index}]"
-        tool = data.get("tool")
-        if not isinstance(tool, str) or not tool:
-            raise RuleError(f"{where}: 'tool' must be a non-empty string")
-        pattern = data.get("pattern", "")
-        path_glob = data.get("path_glob", "")
-        if not isinstance(pattern, str) or not isinstance(path_glob, str):
-            raise RuleError(f"{where}: 'pattern' and 'path_glob' must be strings")
-        unknown = set(data) - {"tool", "pattern", "path_glob"}
-        if unknown:
-            raise RuleError(f"{where}: unknown keys {sorted(unknown)}")
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise RuleError(f"{where}: pattern {pattern!r} is not a valid regex ({exc})") from exc
-        return cls(tool, pattern, path_glob)
-
-    def matches(self, dialog: PendingDialog) -> bool:
-        tool, text, path = dialog.rule_subject()
-        if tool != self.tool:
-            return False
-        if self.pattern and not re.search(self.pattern, text):
-            return False
-        return not (self.path_glob and (path is None or not fnmatch.fnmatchcase(path, self.path_glob)))
-
-    def describe(self) -> str:
-        parts = [f"tool={self.tool}"]
-        if self.pattern:
-            parts.append(f"pattern={self.pattern}")
-        if self.path_glob:
-            parts.append(f"path_glob={self.path_glob}")
-        return " ".join(parts)
-
-
 AuditSink = Callable[[dict[str, Any]], None]
 Publisher = Callable[[str, dict[str, Any]], None]
+SHUTTING_DOWN = "the app is shutting down"
 
 
 class Journal(Protocol):
@@ -101,16 +68,17 @@ class Journal(Protocol):
 
 
 class ExecutionClutch:
-    """Policy, pending registry and audit trail for approval dialogs."""
+    """Rules, pending registry and audit trail for approval dialogs."""
 
     RECENT_LIMIT = 10_000  # resolved ids remembered to tell "already resolved" from "unknown"
+    WAIT_SLICE_S = 1.0  # keep_waiting / escalate: how often a wait past the timeout looks up
 
     def __init__(
         self,
         audit: AuditSink,
         publish: Publisher,
-        policy: ApprovalPolicy = ApprovalPolicy.MANUAL,
-        rules: Sequence[AllowRule] = (),
+        policy: ApprovalPolicy | str = ApprovalPolicy.MANUAL,
+        rules: Sequence[Rule | AllowRule] = (),
         journal: Journal | None = None,
     ) -> None:
         self._audit = audit
@@ -120,39 +88,56 @@ class ExecutionClutch:
         self._lock = threading.Lock()
         self._pending: OrderedDict[str, PendingDialog] = OrderedDict()
         self._recent: OrderedDict[str, None] = OrderedDict()
-        self._policy = ApprovalPolicy(policy)
-        self._rules: tuple[AllowRule, ...] = tuple(rules)
+        self._ruleset = RuleSet(policy, _as_rules(rules))
         self._closed = False
 
-    # -- policy --------------------------------------------------------------------
+    # -- policy and rules ----------------------------------------------------------------------
     @property
     def policy(self) -> ApprovalPolicy:
         with self._lock:
-            return self._policy
+            return self._ruleset.policy
 
     def set_policy(self, policy: str) -> None:
         with self._lock:
-            self._policy = ApprovalPolicy(policy)
+            self._ruleset = RuleSet(policy, self._ruleset.project_rules)
 
-    def set_rules(self, rules: Sequence[AllowRule]) -> None:
+    def set_rules(self, rules: Sequence[Rule | AllowRule]) -> None:
+        """Replace the project's rules (allow-list rules of the first format are converted)."""
+        converted = _as_rules(rules)
         with self._lock:
-            self._rules = tuple(rules)
+            self._ruleset = RuleSet(self._ruleset.policy, converted)
 
     @property
-    def rules(self) -> tuple[AllowRule, ...]:
+    def rules(self) -> tuple[Rule, ...]:
+        """The project's rules, in force under the policy or not."""
         with self._lock:
-            return self._rules
+            return self._ruleset.project_rules
+
+    @property
+    def ruleset(self) -> RuleSet:
+        """The rule set deciding now (immutable: a change builds a new one)."""
+        with self._lock:
+            return self._ruleset
+
+    def decide(self, event: RuleEvent) -> Verdict:
+        """What the rules would decide for ``event`` now (the "which rule decides?" box)."""
+        return self.ruleset.decide(event)
+
+    def cost_rules(self) -> tuple[Rule, ...]:
+        """The ``cost_over`` rules in force under the policy."""
+        return self.ruleset.cost_rules()
 
     # -- the blocking path -------------------------------------------------------------
     def submit(
         self, dialog: PendingDialog, timeout: float, preapproved: str = "", refused: str = ""
     ) -> Decision:
-        """Decide ``dialog`` by policy or by a human; blocks up to ``timeout`` s for the human.
+        """Decide ``dialog`` by rule or by a human; blocks up to ``timeout`` s (or the asking
+        rule's ``timeout_s``) for the human, then the rule's ``on_timeout`` applies.
 
         ``preapproved`` names a rule of the caller's that already allows the action (e.g. a
-        read-only tool inside the project): it is approved by policy, audited with that rule.
+        read-only tool inside the project): it is approved, audited with that rule.
         ``refused`` is why the path policy forbids it (a file that never reaches a model): it is
-        rejected by policy whatever the approval policy, audited with that reason.
+        rejected whatever the rules say, audited with that reason.
         A dialog registered by :meth:`adopt` is only waited for (it is decided once).
         """
         with self._lock:
@@ -162,9 +147,9 @@ class ExecutionClutch:
         ids = bind_dialog(dialog)  # the run it is asked in (if any) hears the decision
         dialog.on_resolved(lambda resolved, decision: self._on_resolved(resolved, decision, ids))
         with self._lock:
-            policy, rules, closed = self._policy, self._rules, self._closed
+            ruleset, closed = self._ruleset, self._closed
         if closed:
-            dialog.resolve(False, decider=Decider.SHUTDOWN, reason="the app is shutting down")
+            dialog.resolve(False, decider=Decider.SHUTDOWN, reason=SHUTTING_DOWN)
             return self._decision_of(dialog)
         if refused:
             dialog.resolve(False, decider=Decider.POLICY, reason=refused, rule="path policy")
@@ -172,22 +157,87 @@ class ExecutionClutch:
         if preapproved:
             dialog.resolve(True, decider=Decider.POLICY, rule=preapproved)
             return self._decision_of(dialog)
-        if policy is ApprovalPolicy.AUTO:
-            dialog.resolve(True, decider=Decider.POLICY, rule="policy=auto")
+        return self._apply(dialog, ruleset.decide(event_of(dialog)), timeout)
+
+    def intercept(self, dialog: PendingDialog, timeout: float) -> Decision | None:
+        """For an event only looked at (``after_tool``, ``on_error``, ``cost_over``): None when
+        the rules let it pass (nothing recorded), else the decision, as :meth:`submit` makes it."""
+        verdict = self.ruleset.decide(event_of(dialog))
+        if verdict.action is Action.ALLOW:
+            return None
+        dialog.on_resolved(self._on_resolved)
+        return self._apply(dialog, verdict, timeout)
+
+    def _apply(self, dialog: PendingDialog, verdict: Verdict, timeout: float) -> Decision:
+        name = verdict.rule_name
+        if verdict.action is Action.DENY:
+            dialog.resolve(
+                False, decider=Decider.POLICY, rule=name, reason=f"approval rule {name!r} denies this"
+            )
             return self._decision_of(dialog)
-        if policy is ApprovalPolicy.ALLOW_LIST:
-            rule = next((r for r in rules if r.matches(dialog)), None)
-            if rule is not None:
-                dialog.resolve(True, decider=Decider.POLICY, rule=rule.describe())
-                return self._decision_of(dialog)
+        if verdict.action is Action.ALLOW:
+            dialog.resolve(True, decider=Decider.POLICY, rule=name)
+            return self._decision_of(dialog)
+        dialog.rule, dialog.on_timeout = name, str(verdict.on_timeout)
         if not self._journal_pending(dialog):
             return self._decision_of(dialog)
         with self._lock:
-            if not dialog.done:
+            closed = self._closed
+            if not closed and not dialog.done:
                 self._pending[dialog.uid] = dialog
+        if closed:  # close() ran after submit looked: nobody would ever answer
+            dialog.resolve(False, decider=Decider.SHUTDOWN, reason=SHUTTING_DOWN)
+            return self._decision_of(dialog)
         if not dialog.done:
             self._publish("pending_added", dialog.to_dict())
-        return dialog.wait_decision(timeout)
+        limit = verdict.timeout_s if verdict.timeout_s is not None else timeout
+        return self._wait(dialog, verdict, limit)
+
+    def _wait(self, dialog: PendingDialog, verdict: Verdict, limit: float) -> Decision:
+        decision = dialog.await_decision(limit)
+        if decision is not None:
+            return decision
+        waited, name = f"no decision within {limit:g} s", verdict.rule_name
+        if verdict.on_timeout is OnTimeout.REJECT:
+            dialog.resolve(False, decider=Decider.TIMEOUT, reason=waited, rule=name)
+        elif verdict.on_timeout is OnTimeout.APPROVE:
+            dialog.resolve(
+                True, decider=Decider.TIMEOUT, reason=f"{waited}; rule {name!r} approves then", rule=name
+            )
+        else:
+            if verdict.on_timeout is OnTimeout.ESCALATE:
+                self._escalate(dialog, name, limit)
+            # until someone decides, the request is cancelled, or close() rejects it at shutdown
+            while (decision := dialog.await_decision(self.WAIT_SLICE_S)) is None:
+                with self._lock:
+                    closed = self._closed
+                if closed:
+                    dialog.resolve(False, decider=Decider.SHUTDOWN, reason=SHUTTING_DOWN)
+            return decision
+        return self._decision_of(dialog)
+
+    def _escalate(self, dialog: PendingDialog, rule: str, limit: float) -> None:
+        with self._lock:
+            if dialog.uid not in self._pending:
+                return
+            dialog.escalated = True
+        message = (
+            f"{dialog.kind} {dialog.uid[:8]} has waited {limit:g} s for a decision; rule {rule!r} "
+            "escalates it: it stays pending until someone decides"
+        )
+        self._audit(
+            {
+                "event": "escalated",
+                "id": dialog.uid,
+                "kind": str(dialog.kind),
+                "rule": rule,
+                "waited_s": limit,
+                "requested_at": dialog.created,
+                "escalated_at": time.time(),
+                "source_tier": dialog.source_tier,
+            }
+        )
+        self._publish("pending_escalated", {**dialog.to_dict(), "message": message})
 
     def _journal_pending(self, dialog: PendingDialog) -> bool:
         """Journal → show: a dialog that cannot be made durable is rejected, not shown."""
@@ -240,12 +290,13 @@ class ExecutionClutch:
                 "approved": decision.approved,
                 "abort": decision.abort,
                 "decider": decision.decider,
-                "rule": decision.rule,
+                "rule": decision.rule or dialog.rule,  # a human's decision: the rule that asked
                 "reason": decision.reason,
                 "edited": decision.edited,
                 "requested_at": dialog.created,
                 "decided_at": decision.decided_at,
                 "source_tier": dialog.source_tier,
+                "escalated": dialog.escalated,
                 "payload": decision.payload,
                 "original_payload": original if decision.edited else None,
                 **(ids or {}),  # the run it was asked in (governance.correlation)
@@ -305,5 +356,18 @@ class ExecutionClutch:
             self._closed = True
             dialogs = list(self._pending.values())
         for dialog in dialogs:
-            dialog.resolve(False, decider=Decider.SHUTDOWN, reason="the app is shutting down")
+            dialog.resolve(False, decider=Decider.SHUTDOWN, reason=SHUTTING_DOWN)
         return len(dialogs)
+
+
+def _as_rules(rules: Sequence[Rule | AllowRule]) -> tuple[Rule, ...]:
+    """Rules of either format as rules; a generated name used twice gets ``#<index>``."""
+    out: list[Rule] = []
+    names: set[str] = set()
+    for index, rule in enumerate(rules):
+        if isinstance(rule, AllowRule):
+            name = rule.describe()
+            rule = rule.to_rule(name if name not in names else f"{name} #{index}")
+        names.add(rule.name)
+        out.append(rule)
+    return tuple(out)

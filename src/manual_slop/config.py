@@ -104,6 +104,7 @@ DEFAULT_WINDOWS: dict[str, bool] = {
     "File View": False,
     "Agents": False,
     "Prompt Inspector": False,
+    "Approval Rules": False,
 }
 
 APPROVAL_POLICIES: tuple[str, ...] = ("manual", "allow_list", "auto")
@@ -191,7 +192,7 @@ PROJECT_SCHEMA: Schema = {
     "screenshots.paths": Field(list, [], "Screenshots attached to requests", items=str),
     "discussion.roles": Field(list, ["User", "AI", "Vendor API", "System"], "Discussion roles", items=str),
     "discussion.auto_add": Field(bool, True, "Append sent messages and responses to the discussion"),
-    "approval.rules": Field(list, [], "allow_list rules ({tool, pattern?, path_glob?})", items=dict),
+    "approval.rules": Field(list, [], "HITL rules (see docs/guide_governance.md)", items=dict),
     "context.strategy": Field(
         str, "auto", "Aggregation strategy for files in full mode", choices=CONTEXT_STRATEGIES
     ),

@@ -144,7 +144,7 @@ class AppController:
             audit=self.session_log.append_audit,
             publish=self._on_clutch_event,
             policy=self.state.approval_policy,
-            rules=self.documents.allow_rules(problems),
+            rules=self.documents.approval_rules(problems),
             journal=self.durable.journal,
         )
 
@@ -602,7 +602,7 @@ class AppController:
     def _adopt_project(self, problems: list[Problem]) -> None:
         self.state.adopt_project(self.documents.state())
         self.context.project_reloaded()
-        self.clutch.set_rules(self.documents.allow_rules(problems))
+        self.clutch.set_rules(self.documents.approval_rules(problems))
         for problem in problems:
             if problem.severity != "info":
                 self.notify(problem.severity, str(problem))

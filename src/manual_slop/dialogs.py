@@ -16,9 +16,13 @@ Kinds and payload keys (editable ones marked *):
 ``ask``             ``question``, ``tool``, ``args``\\*, ``answer``\\*
 ``recovery``        ``ticket_id``, ``track_id``, ``failure``, ``severity``, ``error``,
                     ``tried``, ``choices``, ``choice``\\*, ``description``\\*
+``tool_result``     ``tool``, ``args``, ``status``, ``result``\\*
+``cost_check``      ``track_id``, ``spent_usd``, ``since_usd``, ``threshold_usd``, ``message``
 ==================  ==========================================================
 
-Every kind also accepts ``reason`` (why it was rejected; told to the model).
+Every kind also accepts ``reason`` (why it was rejected; told to the model). The rule that
+asked (``rule``), what its timeout does (``on_timeout``) and whether it was escalated are set
+by the Execution Clutch (:mod:`manual_slop.governance`).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from typing import Any, ClassVar
 __all__ = [
     "AskDialog",
     "ConfirmDialog",
+    "CostDialog",
     "Decider",
     "Decision",
     "DialogPayloadError",
@@ -44,6 +49,7 @@ __all__ = [
     "PendingKind",
     "RecoveryDialog",
     "ToolApprovalDialog",
+    "ToolResultDialog",
     "dialog_from_kind",
 ]
 
@@ -55,6 +61,8 @@ class PendingKind(StrEnum):
     MMA_SPAWN = "mma_spawn"
     ASK = "ask"
     RECOVERY = "recovery"
+    TOOL_RESULT = "tool_result"
+    COST_CHECK = "cost_check"
 
 
 class Decider(StrEnum):
@@ -103,6 +111,10 @@ class PendingDialog:
         self._decision: Decision | None = None
         self._listeners: list[Resolved] = []
         self.source_tier: str | None = None
+        # set by the clutch when a rule asks: its name, its timeout policy, escalated or not
+        self.rule = ""
+        self.on_timeout = "reject"
+        self.escalated = False
 
     @classmethod
     def restore(cls, uid: str, created: float, payload: Mapping[str, Any]) -> PendingDialog:
@@ -131,7 +143,15 @@ class PendingDialog:
         return self.decision is not None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.uid, "kind": str(self.kind), "created": self.created, "payload": self.payload}
+        return {
+            "id": self.uid,
+            "kind": str(self.kind),
+            "created": self.created,
+            "payload": self.payload,
+            "rule": self.rule,
+            "on_timeout": self.on_timeout,
+            "escalated": self.escalated,
+        }
 
     def rule_subject(self) -> tuple[str, str, str | None]:
         """``(tool name, text for pattern rules, path for glob rules)`` used by allow-list rules."""
@@ -211,11 +231,15 @@ class PendingDialog:
             callback(self, decision)
         return True
 
-    def wait_decision(self, timeout: float) -> Decision:
-        """Block until decided or ``timeout`` s pass; a timeout rejects the dialog."""
+    def await_decision(self, timeout: float) -> Decision | None:
+        """Block until decided or ``timeout`` s pass; None after a timeout (nothing is decided)."""
         with self._cond:
             self._cond.wait_for(lambda: self._decision is not None, timeout=max(0.0, timeout))
-            decision = self._decision
+            return self._decision
+
+    def wait_decision(self, timeout: float) -> Decision:
+        """Block until decided or ``timeout`` s pass; a timeout rejects the dialog."""
+        decision = self.await_decision(timeout)
         if decision is None:
             self.resolve(False, decider=Decider.TIMEOUT, reason=f"no decision within {timeout:g} s")
             decision = self.decision
@@ -345,6 +369,42 @@ class RecoveryDialog(PendingDialog):
 
     def rule_subject(self) -> tuple[str, str, str | None]:
         return ("recovery", self._payload["error"], None)
+class ToolResultDialog(PendingDialog):
+    """A tool's result held back by an ``after_tool`` or ``on_error`` rule until a human lets the
+    model see it (the edited ``result`` is what it sees)."""
+
+    kind = PendingKind.TOOL_RESULT
+    editable: ClassVar[Mapping[str, type]] = {"result": str}
+
+    def __init__(self, tool: str, args: dict[str, Any], status: str, result: str) -> None:
+        super().__init__({"tool": tool, "args": args, "status": status, "result": result})
+
+    def rule_subject(self) -> tuple[str, str, str | None]:
+        path = self._payload["args"].get("path")
+        return (self._payload["tool"], self._payload["result"], path if isinstance(path, str) else None)
+
+
+class CostDialog(PendingDialog):
+    """A running track's spend crossed ``cost_over`` thresholds (those above ``since_usd``, the
+    spend when the run last asked; ``threshold_usd`` is the highest); approving resumes it."""
+
+    kind = PendingKind.COST_CHECK
+
+    def __init__(
+        self, track_id: str, spent_usd: float, since_usd: float, threshold_usd: float, message: str
+    ) -> None:
+        super().__init__(
+            {
+                "track_id": track_id,
+                "spent_usd": spent_usd,
+                "since_usd": since_usd,
+                "threshold_usd": threshold_usd,
+                "message": message,
+            }
+        )
+
+    def rule_subject(self) -> tuple[str, str, str | None]:
+        return ("cost_check", self._payload["message"], None)
 
 
 _BY_KIND: dict[PendingKind, type[PendingDialog]] = {
@@ -356,6 +416,8 @@ _BY_KIND: dict[PendingKind, type[PendingDialog]] = {
         MMASpawnApprovalDialog,
         AskDialog,
         RecoveryDialog,
+        ToolResultDialog,
+        CostDialog,
     )
 }
 

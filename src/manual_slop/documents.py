@@ -8,11 +8,12 @@ GUI-visible state; the controller calls it on the main thread.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
-from manual_slop.clutch import AllowRule, RuleError
 from manual_slop.config import GLOBAL_SCHEMA, HISTORY_SCHEMA, PROJECT_SCHEMA, AppPaths, TomlFile
+from manual_slop.governance.rules import Rule, parse_rules
 from manual_slop.schema import Problem, get_path, set_path
 from manual_slop.state import AppState
 
@@ -56,17 +57,21 @@ class Documents:
         """A fresh AppState from the documents."""
         return AppState.from_documents(self.config, self.project, self.history, self.paths.project_file.stem)
 
-    def allow_rules(self, problems: list[Problem]) -> list[AllowRule]:
-        """The project's allow-list rules; malformed ones are reported in ``problems`` and skipped."""
-        rules: list[AllowRule] = []
-        for index, raw in enumerate(get_path(self.project, "approval.rules", [])):
-            try:
-                rules.append(AllowRule.from_dict(raw, index))
-            except RuleError as exc:
-                problems.append(
-                    Problem(self.paths.project_file.name, "approval.rules", f"{exc}; rule ignored")
-                )
+    def approval_rules(self, problems: list[Problem]) -> list[Rule]:
+        """The project's HITL rules (``[[approval.rules]]``, both formats); malformed ones are
+        reported in ``problems`` and skipped."""
+        rules, found = parse_rules(get_path(self.project, "approval.rules", []))
+        name = self.paths.project_file.name
+        problems += [Problem(name, "approval.rules", f"{problem}; rule ignored") for problem in found]
         return rules
+
+    def save_approval_rules(self, entries: list[dict[str, Any]]) -> None:
+        """Write ``entries`` as the project's ``approval.rules`` now: only that key changes in the
+        project file (written atomically); other unsaved edits wait for the next flush."""
+        project = copy.deepcopy(self.project)
+        set_path(project, "approval.rules", entries)
+        self._project_file.save(project)
+        self.project = project
 
     def remember_project(self) -> None:
         """Make the open project ``projects.active`` and the newest of ``projects.recent``."""

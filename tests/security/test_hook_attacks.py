@@ -89,6 +89,10 @@ HARMFUL_BODIES: dict[str, dict[str, Any]] = {
     "/api/agents/{key}": {"system_prompt": ATTACK_MARK},  # (PUT) would plant an agent's prompt
     "/api/plan": {"goal": "attack: spend the user's tokens on a plan"},
     "/api/mma/tickets/{id}/depends_on": {"depends_on": []},  # would rewire the user's ticket DAG
+    # (PUT) would let every tool call, spawn and step through without asking
+    "/api/approval/rules": {
+        "rules": [{"name": "attack", "trigger": "pattern", "pattern": ".*", "action": "allow", "priority": 9}]
+    },
 }
 
 CATEGORIES = ("token", "host", "origin", "content_type", "nesting", "headers", "request_line")
@@ -671,6 +675,8 @@ def test_nothing_was_applied_or_queued(app: RunningApp, attack_run: AttackRun) -
     assert app.call("GET", "/api/plans") == (200, {"plans": []}), "an attack started a plan"
     status, agents = app.call("GET", "/api/agents")
     assert status == 200 and agents["agents"] == [], "an attack planted an agent profile"
+    status, rules = app.call("GET", "/api/approval/rules")
+    assert status == 200 and rules["rules"] == [], "an attack changed the approval rules"
     (session_dir,) = (app.log_dir / "sessions").iterdir()
     assert (session_dir / "audit.log").read_text() == "", "an approval was decided"
 

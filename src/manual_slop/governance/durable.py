@@ -27,14 +27,15 @@ import dataclasses
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from manual_slop.dialogs import Decision, DialogPayloadError, PendingDialog, PendingKind, dialog_from_kind
 from manual_slop.governance.correlation import correlation
 from manual_slop.governance.journal import ApprovalJournal, Undecided, scan_sessions
 
-if TYPE_CHECKING:
-    from manual_slop.controller import AppController
+# the app controller is typed as Any here: naming its class would import the controller back
+# (it builds DurableApprovals at start-up), and the import graph stays without cycles
+AppController = Any
 
 __all__ = ["RESUME", "DurableApprovals", "claim_restored", "describer"]
 
@@ -48,6 +49,8 @@ RESUME: dict[str, str] = {
     PendingKind.CONFIRM_SCRIPT: "a chat script runs and its output is appended to the discussion; else noted",
     PendingKind.ASK: "recorded; a notification says the asking tool is gone",
     PendingKind.RECOVERY: "recorded; a notification says the failed attempt is gone (start the track again)",
+    PendingKind.TOOL_RESULT: "recorded; a notification says the request that held the result is gone",
+    PendingKind.COST_CHECK: "recorded; a notification says the paused run is gone (start the track again)",
 }
 
 MMA_TYPES = (PendingKind.MMA_SPAWN, PendingKind.MMA_STEP)

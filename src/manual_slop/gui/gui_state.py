@@ -80,6 +80,9 @@ class GuiState:
     agent_draft: Any = None  # manual_slop.gui.panels.agents.AgentDraft: the profile being edited
     agent_delete: tuple[str, str] | None = None  # (key, scope) waiting for the user's confirmation
     agent_tools: list[str] | None = None  # the tool names a profile may list (read once)
+    rule_draft: Any = None  # manual_slop.gui.panels.approval_rules.RuleDraft: the rule being edited
+    rule_delete: str | None = None  # the approval rule waiting for the user's confirmation
+    rule_probe: Any = None  # manual_slop.gui.panels.approval_rules.RuleProbe: "which rule decides?"
     plan_cache: Any = None  # manual_slop.gui.plan_view.PlanCache: the shown plan's file, read off-frame
     inspector: Any = None  # manual_slop.gui.panels.prompt_inspector.InspectorState: runs read off-frame
     base_dir_cache: tuple[Any, str] = ((), "")  # (project file, base dir) -> resolved path

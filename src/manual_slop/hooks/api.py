@@ -32,6 +32,7 @@ from manual_slop.hooks.graph_api import graph_routes
 from manual_slop.hooks.memory_api import memory_routes
 from manual_slop.hooks.plan_api import plan_routes
 from manual_slop.hooks.routes import Call, QueryParam, Reply, Route
+from manual_slop.hooks.rules_api import rule_routes
 from manual_slop.hooks.runs_api import run_routes
 
 if TYPE_CHECKING:
@@ -315,7 +316,7 @@ class HookApi:
         finally:
             with self._asks_lock:
                 self._asks.discard(dialog)
-        if decision.decider == Decider.TIMEOUT:
+        if decision.decider == Decider.TIMEOUT and not decision.approved:  # a rule may approve then
             raise RequestTimedOut(f"ask {dialog.uid}: {decision.reason}; it was rejected")
         if decision.decider == Decider.SHUTDOWN:
             raise Conflict(f"ask {dialog.uid}: {SHUTTING_DOWN}; it was rejected")
@@ -428,6 +429,7 @@ class HookApi:
                   self.resolve_pending, "Resolved", request="ResolvePending", errors=(404, 409)),
             Route("POST", "/api/ask", "ask", "Ask the user; blocks until answered, rejected or timed out",
                   self.ask, "AskAnswer", request="AskRequest", errors=(408, 409)),
+            *rule_routes(self.ctrl, self.on_main),
             Route("POST", "/api/send", "send", "Gen + Send a message with the compiled context",
                   self.send, "RequestId", request="SendRequest", errors=(408, 409)),
             Route("GET", "/api/requests/{id}", "getRequest", "State and response of a sent request",

@@ -86,10 +86,11 @@ class HookApiError(HookError):
 
     status: ClassVar[int] = 500
     code: ClassVar[ErrorCode] = ErrorCode.INTERNAL
+    max_chars: ClassVar[int] = MAX_MESSAGE_CHARS  # a subclass listing many problems allows more
 
     def __init__(self, message: str) -> None:
-        if len(message) > MAX_MESSAGE_CHARS:
-            message = message[: MAX_MESSAGE_CHARS - 3] + "..."
+        if len(message) > self.max_chars:
+            message = message[: self.max_chars - 3] + "..."
         super().__init__(message)
         self.message = message
 

@@ -16,6 +16,7 @@ import manual_slop.hooks.graph_schemas as graph_schemas
 import manual_slop.hooks.memory_schemas as memory_schemas
 import manual_slop.hooks.metrics_schemas as metrics_schemas
 import manual_slop.hooks.plan_schemas as plan_schemas
+import manual_slop.hooks.rules_schemas as rules_schemas
 import manual_slop.hooks.runs_schemas as runs_schemas
 from manual_slop.hooks.errors import ErrorCode
 from manual_slop.hooks.schema_kit import ANY as _ANY
@@ -77,6 +78,7 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
     **agents_schemas.REQUESTS,
     **plan_schemas.REQUESTS,
     **runs_schemas.REQUESTS,
+    **rules_schemas.REQUESTS,
 }
 
 # =========================================================================================
@@ -116,11 +118,32 @@ DIALOG_PAYLOADS: dict[str, Schema] = {
         },
         closed=False,
     ),
+    "tool_result": _obj({"tool": _STR, "args": _OBJECT, "status": _STR, "result": _STR}, closed=False),
+    "cost_check": _obj(
+        {
+            "track_id": _STR,
+            "spent_usd": {"type": "number"},
+            "since_usd": {"type": "number"},
+            "threshold_usd": {"type": "number"},
+            "message": _STR,
+        },
+        closed=False,
+    ),
 }
 
 _PENDING_DIALOG: Schema = {
     "oneOf": [
-        _obj({"id": _STR, "kind": {"const": kind}, "created": {"type": "number"}, "payload": payload})
+        _obj(
+            {"id": _STR, "kind": {"const": kind}, "created": {"type": "number"}, "payload": payload},
+            {
+                "rule": {"type": "string", "description": "the approval rule that asked"},
+                "on_timeout": {
+                    "enum": ["reject", "approve", "keep_waiting", "escalate"],
+                    "description": "what happens when nobody decides in time",
+                },
+                "escalated": {"type": "boolean", "description": "waited past its timeout and was escalated"},
+            },
+        )
         for kind, payload in DIALOG_PAYLOADS.items()
     ]
 }
@@ -267,6 +290,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
     **plan_schemas.RESPONSES,
     **graph_schemas.RESPONSES,
     **runs_schemas.RESPONSES,
+    **rules_schemas.RESPONSES,
 }
 
 # =========================================================================================
@@ -283,6 +307,8 @@ EVENT_TYPES: dict[str, str] = {
     "tool_call": "a tool call was recorded (the entry, with seq and local_ts)",
     "pending_added": "a dialog waits for a decision: {id, kind, created, payload}",
     "pending_resolved": "a pending dialog was decided: {id, kind, approved, abort, decider}",
+    "pending_escalated": "a dialog waited past its rule's timeout and was escalated: the dialog, and "
+    "{message}",
     "mma_state": "the MMA view state changed: {status?, active_tier?, tier_usage?, tickets?, track?}",
     "project_opened": "another project file was opened: {project_file}",
     "ticket_status": (

@@ -3,8 +3,9 @@
 The loop (on its own thread) reads top to bottom::
 
     publish/persist what changed → abort or stop? → replan requested? → paused?
-    → complete? (done) → tick the engine for as many ready tickets as there are free
-    workers → nothing ready, nothing running? (blocked) → spawn → wait for a change
+    → over a cost_over rule's threshold? (pause, ask) → complete? (done) → tick the engine for
+    as many ready tickets as there are free workers → nothing ready, nothing running?
+    (blocked) → spawn → wait for a change
 
 Every ticket change goes through the :class:`~manual_slop.mma.dag.ExecutionEngine`
 under one lock, is published at once as a ``ticket_status`` event, and marks the
@@ -35,7 +36,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
-from manual_slop.dialogs import Decision, MMAApprovalDialog, PendingDialog
+from manual_slop.dialogs import CostDialog, Decision, MMAApprovalDialog, PendingDialog
+from manual_slop.governance.cost import CostWatch
 from manual_slop.governance.durable import claim_restored
 from manual_slop.governance.recovery import RecoveryOrchestrator, RecoveryStep
 from manual_slop.governance.severity import FailureClass
@@ -111,6 +113,7 @@ class ConductorConfig:
     retry_backoff_s: float = 1.0  # the first retry's wait after a transient failure (doubles)
     recovery_repeat: int = 3  # this many failures of one class within the window: one severity up
     recovery_window_s: float = 600.0
+    cost_watch: CostWatch | None = None  # the cost_over rules: the run pauses and asks past one
 
 
 class ConductorEngine:
@@ -163,6 +166,7 @@ class ConductorEngine:
         self._status = ConductorStatus.IDLE
         self._dirty = True
         self._thread: threading.Thread | None = None
+        self._cost_askers: list[threading.Thread] = []
         for ticket in self.engine.changed:
             self._announce(ticket)
 
@@ -256,8 +260,11 @@ class ConductorEngine:
         deadline = time.monotonic() + timeout
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(max(0.0, deadline - time.monotonic()))
+        for asker in list(self._cost_askers):
+            asker.join(max(0.0, deadline - time.monotonic()))
         leftovers = self.pool.join(max(0.0, deadline - time.monotonic()))
-        return not leftovers and not self.is_alive()
+        askers = any(asker.is_alive() for asker in self._cost_askers)
+        return not leftovers and not askers and not self.is_alive()
 
     def block_ticket(self, ticket_id: str, reason: str) -> None:
         """Block a ``todo`` or ``in_progress`` ticket by hand (its worker is stopped)."""
@@ -334,7 +341,7 @@ class ConductorEngine:
                 if self._replans:
                     self._replan(*self._replans.popleft())
                     continue
-                if self._pause.is_set():
+                if self._pause.is_set() or self._over_budget():
                     self._set_status(ConductorStatus.PAUSED)
                     self._sleep()
                     continue
@@ -372,6 +379,31 @@ class ConductorEngine:
     def _sleep(self) -> None:
         self._wake.wait(IDLE_WAIT_S)
         self._wake.clear()
+
+    def _over_budget(self) -> bool:
+        """The spend crossed a ``cost_over`` threshold: pause, and ask on a thread of its own
+        (the loop keeps publishing); approving resumes the track, rejecting leaves it paused."""
+        watch = self.config.cost_watch
+        dialog = watch.check(self.track.id, self.tier_usage.snapshot()) if watch is not None else None
+        if dialog is None:
+            return False
+        self.pause()
+        asker = threading.Thread(target=self._ask_cost, args=(dialog,), name="slop-mma-cost", daemon=True)
+        self._cost_askers.append(asker)
+        asker.start()
+        return True
+
+    def _ask_cost(self, dialog: CostDialog) -> None:
+        decision = self.ask(dialog, self._abort_all)
+        if decision is not None and decision.abort:
+            self.abort(source=decision.decider)
+            return
+        if decision is not None and decision.approved:
+            self._notify("info", f"track {self.track.id} resumes: the spend was approved ({decision.rule})")
+            self.resume()
+            return
+        self.pause()  # a resume meanwhile does not outlive the refusal
+        self._notify("warning", f"track {self.track.id} stays paused: {dialog.payload['message']}")
 
     def _spawn(self, ticket: Ticket) -> None:
         worker_name = f"worker-{next(self._worker_names)}"

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from manual_slop.automation import FeatureUnavailable, InvalidValue
+from manual_slop.governance.cost import CostWatch
 from manual_slop.mma.client import MMAServices, TierCaller
 from manual_slop.mma.conductor import ConductorConfig, ConductorEngine
 from manual_slop.mma.dag import ExecutionEngine, TrackDAG
@@ -313,6 +314,7 @@ class MMARuntime:
             project_files=tuple(state.project_files),
             exclude=tuple(state.files_exclude),
             path_check=policy_check(self._path_policy()),
+            cost_watch=CostWatch(self.ctrl.clutch.cost_rules),
         )
         try:
             builder = self.builders.get(track.kind)

@@ -10,11 +10,14 @@ turns every mutating call into an Execution Clutch dialog —
 - file edits and ``py_update_definition``: ``ToolApprovalDialog(tool, args, diff)`` with the
   unified diff of the change; the edited args run —
 
-and blocks the calling (worker) thread in ``ctrl.request_approval`` until the policy or a
-human decides. ``allow_list`` rules and ``auto`` are applied by the clutch, which writes
-every decision, with the rule that matched, to ``audit.log``. Executed calls reach
-``toolcalls.log`` and the Tool Calls view through ``ctx.on_tool_call`` →
-``ctrl.add_tool_call``.
+and blocks the calling (worker) thread in ``ctrl.request_approval`` until a rule or a
+human decides. Its ``post_tool_callback`` (:func:`make_post_tool_callback`) shows every result
+to the ``after_tool`` / ``on_error`` rules before the model sees it: when one asks, a
+``ToolResultDialog`` waits (the edited result is what the model sees; rejected, it gets "the
+user withheld this result"); a rejected ``on_error`` dialog ends the request. The clutch
+applies the rules (:mod:`manual_slop.governance`) and writes every decision, with the rule
+that made it, to ``audit.log``. Executed calls reach ``toolcalls.log`` and the Tool Calls view
+through ``ctx.on_tool_call`` → ``ctrl.add_tool_call``.
 """
 
 from __future__ import annotations
@@ -26,10 +29,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from manual_slop.cancel import CancelToken
-from manual_slop.dialogs import ConfirmDialog, Decider, Decision, PendingDialog, ToolApprovalDialog
-from manual_slop.tools.tool import ApprovalRequest, ApprovalResult, ExecutionContext, PreToolCallback
+from manual_slop.dialogs import (
+    ConfirmDialog,
+    Decider,
+    Decision,
+    PendingDialog,
+    ToolApprovalDialog,
+    ToolResultDialog,
+)
+from manual_slop.governance.subject import ERROR_STATUSES, event_of
+from manual_slop.tools.tool import (
+    ApprovalRequest,
+    ApprovalResult,
+    ExecutionContext,
+    PostToolCallback,
+    PreToolCallback,
+    ResultReview,
+    ToolCall,
+    ToolResult,
+    ToolStatus,
+)
 
 if TYPE_CHECKING:
+    from manual_slop.clutch import ExecutionClutch
     from manual_slop.redaction import Redactor
     from manual_slop.session_log import SessionLog
     from manual_slop.state import AppState
@@ -39,8 +61,10 @@ __all__ = [
     "SCRIPT_TOOLS",
     "Approver",
     "ProjectSnapshot",
+    "Reviewer",
     "ToolHost",
     "build_execution_context",
+    "make_post_tool_callback",
     "make_pre_tool_callback",
 ]
 
@@ -53,7 +77,16 @@ class Approver(Protocol):
     def request_approval(self, dialog: PendingDialog) -> Decision: ...
 
 
-class ToolHost(Approver, Protocol):
+class Reviewer(Protocol):
+    """Who shows results to the ``after_tool`` / ``on_error`` rules: the controller's clutch."""
+
+    clutch: ExecutionClutch
+    state: AppState
+
+    def on_main_thread(self) -> bool: ...
+
+
+class ToolHost(Approver, Reviewer, Protocol):
     """What a send's execution context is built from (the controller)."""
 
     state: AppState
@@ -89,18 +122,8 @@ def make_pre_tool_callback(
         else:
             dialog = ToolApprovalDialog(call.name, dict(call.args), request.preview)
         dialog.source_tier = tier
-        unregister = (
-            cancel.on_cancel(
-                lambda: dialog.resolve(False, decider=Decider.CANCEL, reason="the request was stopped")
-            )
-            if cancel is not None
-            else None
-        )
-        try:
-            decision = ctrl.request_approval(dialog)
-        finally:
-            if unregister is not None:
-                unregister()
+        decision = _cancellable(dialog, cancel, lambda: ctrl.request_approval(dialog))
+        assert decision is not None
         if not decision.approved:
             return ApprovalResult(False, dict(call.args), decision.reason, abort=decision.abort)
         if isinstance(dialog, ConfirmDialog):
@@ -108,6 +131,68 @@ def make_pre_tool_callback(
         return ApprovalResult(True, dict(decision.payload["args"]))
 
     return callback
+
+
+def _cancellable(
+    dialog: PendingDialog, cancel: CancelToken | None, ask: Callable[[], Decision | None]
+) -> Decision | None:
+    """``ask()``; while it waits, a cancel of the request rejects ``dialog`` (decider ``cancel``)."""
+    def stop() -> None:
+        dialog.resolve(False, decider=Decider.CANCEL, reason="the request was stopped")
+
+    unregister = cancel.on_cancel(stop) if cancel is not None else None
+    try:
+        return ask()
+    finally:
+        if unregister is not None:
+            unregister()
+
+
+WITHHELD = "the user withheld this result of {tool} (approval rule {rule!r}){why}"
+ENDED = "approval rule {rule!r} ended the request after {tool} failed{why}"
+
+
+def make_post_tool_callback(
+    ctrl: Reviewer, tier: str | None = None, cancel: CancelToken | None = None
+) -> PostToolCallback:
+    """Show each result to the ``after_tool`` / ``on_error`` rules (:meth:`ExecutionClutch.intercept`).
+    A result no rule stops passes untouched. Approved, the (possibly edited) result goes on;
+    rejected or denied, an ``after_tool`` result is withheld from the model, and an ``on_error``
+    one ends the request (the request's ``cancel`` token fires; the round's other calls stop)."""
+
+    def callback(call: ToolCall, result: ToolResult) -> ResultReview:
+        dialog = ToolResultDialog(call.name, dict(call.args), str(result.status), result.content)
+        dialog.source_tier = tier
+        clutch = ctrl.clutch
+        if ctrl.on_main_thread():  # nobody could answer while the main thread waits
+            if not clutch.ruleset.intercepts(event_of(dialog)):
+                return ResultReview(result)
+            raise RuntimeError("a result rule would block the main thread")
+        timeout = ctrl.state.approval_timeout_s
+        decision = _cancellable(dialog, cancel, lambda: clutch.intercept(dialog, timeout))
+        if decision is None:
+            return ResultReview(result)
+        if decision.approved:
+            shown = str(decision.payload.get("result", result.content))
+            return ResultReview(result if shown == result.content else _edited(result, shown))
+        why = f": {decision.reason}" if decision.reason else ""
+        rule = decision.rule or dialog.rule
+        if str(result.status) in ERROR_STATUSES and decision.decider != Decider.CANCEL:
+            ended = ENDED.format(rule=rule, tool=call.name, why=why)
+            if cancel is not None:
+                cancel.cancel(ended)
+            note = f"{result.content}\n\n[{ended}]"
+            shown = ToolResult(result.status, note, result.error_message, dict(result.metadata))
+            return ResultReview(shown, end=True)
+        text = WITHHELD.format(tool=call.name, rule=rule, why=why)
+        return ResultReview(ToolResult(ToolStatus.REJECTED, text, text, dict(result.metadata)))
+
+    return callback
+
+
+def _edited(result: ToolResult, shown: str) -> ToolResult:
+    note = "Note: the user edited this result before letting you see it.\n\n"
+    return ToolResult(result.status, note + shown, result.error_message, {**result.metadata, "edited": True})
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +240,7 @@ def build_execution_context(
         base_dir=snapshot.base_dir,
         policy=policy,
         pre_tool_callback=make_pre_tool_callback(ctrl, snapshot.base_dir, tier, cancel),
+        post_tool_callback=make_post_tool_callback(ctrl, tier, cancel),
         tier=tier,
         on_tool_call=ctrl.add_tool_call,
         abort=abort,

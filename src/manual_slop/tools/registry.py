@@ -15,6 +15,8 @@ through a fixed pipeline::
                                   (possibly edited) arguments after validating them again
     handler on a daemon thread -> timeout after the tool's limit (the handler is told to stop)
     output                     -> secrets redacted, capped with a truncation note
+    ctx.post_tool_callback     -> the after_tool / on_error rules: the result as it is, edited,
+                                  withheld, or the request ended (not for rejected/denied calls)
     ctx.on_tool_call(entry)    -> toolcalls.log and the Tool Calls view
 
 Nothing the model causes escapes as an exception: every outcome is a :class:`ToolResult`.
@@ -59,6 +61,7 @@ from manual_slop.tools.tool import (
     ToolCall,
     ToolResult,
     ToolRun,
+    ToolStatus,
     unknown_format,
 )
 from manual_slop.tools.untrusted import wrap_untrusted
@@ -223,9 +226,32 @@ class ToolRegistry:
                 f"Internal error while running {call.name}: {type(exc).__name__}: {exc}",
                 traceback.format_exc(),
             )
+        result = self._review(call, ctx, result, record)
         result = result.with_metadata(duration_ms=round((time.monotonic() - started) * 1000.0, 3))
         self._report(call, ctx, result, record)
         return result
+
+    @staticmethod
+    def _review(
+        call: ToolCall, ctx: ExecutionContext, result: ToolResult, record: dict[str, Any]
+    ) -> ToolResult:
+        """The result after the post-tool callback: unchanged, edited, withheld or ending the request."""
+        callback = ctx.post_tool_callback
+        if callback is None or result.status in (ToolStatus.REJECTED, ToolStatus.DENIED):
+            return result  # nothing ran: there is no result to hold back
+        waited = time.monotonic()
+        try:
+            review = callback(ToolCall(call.id, call.name, record.get("ran_args", call.args)), result)
+        except Exception as exc:  # our bug: withhold rather than show what a rule may have stopped
+            log.exception("reviewing the result of %s failed", call.name)
+            return ToolResult.rejected(f"the result could not be reviewed ({type(exc).__name__}: {exc})")
+        finally:
+            # time a human held the result counts as approval time in toolcalls.log
+            held_ms = (time.monotonic() - waited) * 1000.0
+            record["approval_ms"] = round(record.get("approval_ms", 0.0) + held_ms, 3)
+        if review.end and ctx.abort is not None:
+            ctx.abort.set()
+        return review.result
 
     def _execute(self, call: ToolCall, ctx: ExecutionContext, record: dict[str, Any]) -> ToolResult:
         if ctx.abort is not None and ctx.abort.is_set():

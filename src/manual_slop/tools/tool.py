@@ -36,8 +36,10 @@ __all__ = [
     "ApprovalResult",
     "ExecutionContext",
     "Handler",
+    "PostToolCallback",
     "PreToolCallback",
     "Preview",
+    "ResultReview",
     "Tool",
     "ToolCall",
     "ToolResult",
@@ -147,6 +149,19 @@ class ApprovalResult:
 PreToolCallback = Callable[[ApprovalRequest], ApprovalResult]
 
 
+@dataclass(frozen=True, slots=True)
+class ResultReview:
+    """What the post-tool callback (the ``after_tool`` / ``on_error`` rules) made of a result:
+    the result the model sees, and ``end``: the request stops (the context's abort flag is set)."""
+
+    result: ToolResult
+    end: bool = False
+
+
+# (the call as it ran, its result) -> the review; runs before the model sees the result
+PostToolCallback = Callable[[ToolCall, ToolResult], ResultReview]
+
+
 @dataclass(slots=True)
 class ExecutionContext:
     """Everything a call needs from the app; built on the main thread before each send."""
@@ -154,6 +169,7 @@ class ExecutionContext:
     base_dir: Path
     policy: PathPolicy
     pre_tool_callback: PreToolCallback | None = None  # None: mutating calls are denied
+    post_tool_callback: PostToolCallback | None = None  # None: every result reaches the model as is
     tier: str | None = None  # source tier label for the logs
     on_tool_call: Callable[[dict[str, Any]], Any] | None = None  # -> AppController.add_tool_call
     abort: threading.Event | None = None  # set: every further call is rejected

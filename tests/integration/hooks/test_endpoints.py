@@ -15,10 +15,13 @@ from manual_slop.ai.messages import Message, ModelRequest
 from manual_slop.dialogs import (
     AskDialog,
     ConfirmDialog,
+    CostDialog,
     MMAApprovalDialog,
     MMASpawnApprovalDialog,
     ToolApprovalDialog,
+    ToolResultDialog,
 )
+from manual_slop.governance.rules import Action, Rule, Trigger
 from manual_slop.governance.run_log import RunKind, RunLogs, RunOutcome
 from manual_slop.hooks import Conflict, HookTaskFailed, NotFound, RequestTimedOut
 from manual_slop.mma.models import Ticket, Track
@@ -201,6 +204,19 @@ def test_every_endpoint_answers_per_contract(hook_app_factory) -> None:
     assert app.call("GET", "/api/agents").body["active"] == ""  # its agent is gone
     assert app.call("DELETE", "/api/agents/coder").status == 404
 
+    # approval rules: read, replace (saved and applied), a bad list refused with every problem
+    rules = app.call("GET", "/api/approval/rules").body
+    assert rules["policy"] == "manual" and rules["rules"] == [] and len(rules["defaults"]) == 4
+    put = app.call(
+        "PUT", "/api/approval/rules", {"rules": [{"name": "no-x", "trigger": "on_step", "action": "deny"}]}
+    )
+    assert put.status == 200 and [r["name"] for r in put.body["rules"]] == ["no-x"]
+    refused = app.call(
+        "PUT", "/api/approval/rules", {"rules": [{"name": "no-x", "trigger": "x", "action": "ask"}]}
+    )
+    assert refused.status == 400 and "approval.rules[0] 'no-x': trigger:" in refused.body["error"]["message"]
+    assert app.call("PUT", "/api/approval/rules", {"rules": []}).body["rules"] == []
+
     # plans: a planner whose answer is no plan leaves an invalid plan that never runs
     started = app.call("POST", "/api/plan", {"goal": "Build a tiny REST API"})
     assert started.status == 200
@@ -310,17 +326,27 @@ def test_pending_lists_every_dialog_kind_with_its_payload(hook_app: HookApp) -> 
         MMAApprovalDialog("T1", "step"),
         MMASpawnApprovalDialog("T2", "tier3-worker", "do", "ctx"),
         AskDialog("ok?", "shell", {"command": "ls"}),
+        ToolResultDialog("read_file", {"path": "a.py"}, "success", "print(1)"),
+        CostDialog("tr_1", 0.2, 0.0, 0.15, "over $0.15"),
     ]
+    ctrl.clutch.set_rules(  # results and spend are only looked at: rules make them ask
+        [
+            Rule("results", Trigger.AFTER_TOOL, Action.ASK),
+            Rule("spend", Trigger.COST_OVER, Action.ASK, threshold_usd=0.1),
+        ]
+    )
     workers = [approve_in_thread(ctrl, d) for d in dialogs]
     pending = client.pending()  # each entry validated against its kind's payload schema
-    assert [p["kind"] for p in pending] == ["confirm_script", "tool_approval", "mma_step", "mma_spawn", "ask"]
+    kinds = ["confirm_script", "tool_approval", "mma_step", "mma_spawn", "ask", "tool_result", "cost_check"]
+    assert [p["kind"] for p in pending] == kinds
+    assert [p["rule"] for p in pending] == ["policy=manual"] * 5 + ["results", "spend"]  # the rule that asked
     client.resolve(pending[3]["id"], False, abort=True)
     for entry in pending[:3] + pending[4:]:
         client.approve(entry["id"])
     for worker, _ in workers:
         worker.join(5)
     decisions = [outcome[0] for _, outcome in workers]
-    assert [d.approved for d in decisions] == [True, True, True, False, True]
+    assert [d.approved for d in decisions] == [True, True, True, False, True, True, True]
     assert decisions[3].abort is True
     assert client.pending() == []
 

@@ -56,6 +56,9 @@ CONTRACT = {
     ("GET", "/api/runs"),
     ("GET", "/api/runs/{run_id}"),
     ("GET", "/api/runs/{run_id}/requests/{n}"),
+    # issue 18: HITL rules
+    ("GET", "/api/approval/rules"),
+    ("PUT", "/api/approval/rules"),
 }
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
 

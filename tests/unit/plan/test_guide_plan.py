@@ -11,6 +11,7 @@ from manual_slop.plan.model import PlanStatus, SubtaskStatus
 from manual_slop.plan.validate import RULES
 from manual_slop.slash_commands import COMMANDS
 from manual_slop.token_profiles import BALANCED, EXTREME, PHASES
+from tests.helpers import markdown_tables
 
 ROOT = Path(__file__).resolve().parents[3]
 GUIDE = ROOT / "docs" / "guide_plan.md"
@@ -18,24 +19,7 @@ GUIDE = ROOT / "docs" / "guide_plan.md"
 
 def tables(heading: str) -> list[list[list[str]]]:
     """The tables between ``heading`` and the next heading of the same or a higher level."""
-    lines = GUIDE.read_text(encoding="utf-8").splitlines()
-    start = lines.index(heading)
-    level = len(heading) - len(heading.lstrip("#"))
-    found: list[list[list[str]]] = []
-    current: list[list[str]] = []
-    for line in lines[start + 1 :]:
-        if line.startswith("#") and len(line) - len(line.lstrip("#")) <= level:
-            break
-        if line.startswith("|"):
-            cells = [c.strip().strip("`") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-            if not set("".join(cells)) <= set("-: "):
-                current.append(cells)
-        elif current:
-            found.append(current[1:])
-            current = []
-    if current:
-        found.append(current[1:])
-    return found
+    return markdown_tables(GUIDE, heading)
 
 
 def first_column(rows: list[list[str]]) -> list[str]:

@@ -19,6 +19,7 @@ from imgui_bundle import ImVec2, imgui
 import manual_slop.gui.modals.bodies as bodies
 import manual_slop.gui.modals.mma_step as mma_step
 import manual_slop.gui.modals.recovery as recovery
+import manual_slop.gui.modals.rule_bodies as rule_bodies
 from manual_slop.gui.widgets import COLORS
 
 if TYPE_CHECKING:
@@ -33,10 +34,12 @@ MODAL_TITLES: dict[str, str] = {
     "mma_spawn": "Approve Worker Spawn",
     "ask": "Question",
     "recovery": "Recover Ticket",
+    "tool_result": "Approve Tool Result",
+    "cost_check": "Cost Threshold Crossed",
 }
 
 # MMA dialogs: besides approve and reject, the user may stop the whole track (abort=True)
-ABORTABLE = frozenset({"mma_step", "mma_spawn"})
+ABORTABLE = frozenset({"mma_step", "mma_spawn", "cost_check"})
 
 Body = Callable[["Ui", dict[str, Any], dict[str, Any]], None]
 Edits = Callable[["Ui", dict[str, Any], dict[str, Any]], "dict[str, Any] | None"]
@@ -48,6 +51,8 @@ _BODIES: dict[str, tuple[Body, Edits]] = {
     "mma_spawn": (bodies.mma_spawn, bodies.mma_spawn_edits),
     "ask": (bodies.ask, bodies.ask_edits),
     "recovery": (recovery.recovery, recovery.recovery_edits),
+    "tool_result": (rule_bodies.tool_result, rule_bodies.tool_result_edits),
+    "cost_check": (rule_bodies.cost_check, bodies.no_edits),
 }
 
 
@@ -75,6 +80,7 @@ def render_modals(ui: Ui) -> None:
     body, edits = _BODIES.get(dialog["kind"], (bodies.generic, bodies.no_edits))
     if len(pending) > 1:
         imgui.text_disabled(f"{len(pending) - 1} more waiting after this one")
+    _asked_by(dialog)
     body(ui, dialog, buffers)
     imgui.separator()
     typing = imgui.is_any_item_active()
@@ -102,6 +108,16 @@ def render_modals(ui: Ui) -> None:
         ui.gui.open_modal_id = None
         imgui.close_current_popup()
     imgui.end_popup()
+
+
+def _asked_by(dialog: dict[str, Any]) -> None:
+    """Which approval rule asked, and, once it waited past its timeout, that it was escalated."""
+    if dialog.get("escalated"):
+        imgui.text_colored(COLORS["error"], "ESCALATED: waited past its timeout; it waits until you decide")
+    rule = dialog.get("rule")
+    if rule:
+        then = str(dialog.get("on_timeout") or "reject").replace("_", " ")
+        imgui.text_disabled(f"asked by rule {rule} (on timeout: {then})")
 
 
 def _chord(key: imgui.Key, ctrl: bool) -> bool:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from manual_slop.gui.panels.agents import render_agents
 from manual_slop.gui.panels.ai_settings import render_ai_settings
+from manual_slop.gui.panels.approval_rules import render_approval_rules
 from manual_slop.gui.panels.comms_log import render_comms_log
 from manual_slop.gui.panels.context import render_context
 from manual_slop.gui.panels.diagnostics import render_diagnostics
@@ -61,4 +62,5 @@ PANELS: tuple[Panel, ...] = (
     Panel("File View", "file_view", render_file_view, "MainDockSpace"),
     Panel("Agents", "agents", render_agents, "MainDockSpace"),
     Panel("Prompt Inspector", "prompt_inspector", render_prompt_inspector, "MainDockSpace"),
+    Panel("Approval Rules", "approval_rules", render_approval_rules, "MainDockSpace"),
 )

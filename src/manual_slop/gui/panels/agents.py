@@ -19,6 +19,7 @@ from imgui_bundle import ImVec2, imgui
 
 from manual_slop.agents.profiles import SCOPES
 from manual_slop.config import PROVIDER_NAMES
+from manual_slop.gui.confirm import confirm_modal
 from manual_slop.gui.form import form, form_row
 from manual_slop.gui.widgets import COLORS, text_elided, text_wrapped_colored
 from manual_slop.token_profiles import PROFILES
@@ -319,27 +320,14 @@ def _known_tools(ui: Ui) -> list[str]:
 # -- delete, after confirmation ----------------------------------------------------------------------
 def _confirm_delete(ui: Ui) -> None:
     pending = ui.gui.agent_delete
-    if pending is not None and not imgui.is_popup_open(CONFIRM_TITLE):
-        imgui.open_popup(CONFIRM_TITLE)
-    opened, _ = imgui.begin_popup_modal(CONFIRM_TITLE, None, imgui.WindowFlags_.always_auto_resize)
-    if not opened:
+    key, scope = pending or ("", "")
+    note = f"Its folder agents/{key}/ moves to .slop_cache/deleted_agents/ (kept there)."
+    answer = confirm_modal(CONFIRM_TITLE, pending is not None, f"Delete the {scope} agent {key}?", note)
+    if answer is None:
         return
-    if pending is None:
-        imgui.close_current_popup()
-        imgui.end_popup()
-        return
-    key, scope = pending
-    imgui.text(f"Delete the {scope} agent {key}?")
-    imgui.text_disabled(f"Its folder agents/{key}/ moves to .slop_cache/deleted_agents/ (kept there).")
-    if imgui.button("Delete##confirm"):
+    if answer:
         ui.act.click("btn_agent_delete", {"key": key, "scope": scope})
         draft = ui.gui.agent_draft
         if draft is not None and not draft.new and (draft.key, draft.scope) == (key, scope):
             ui.gui.agent_draft = None
-        ui.gui.agent_delete = None
-        imgui.close_current_popup()
-    imgui.same_line()
-    if imgui.button("Cancel##confirm") or imgui.is_key_pressed(imgui.Key.escape, False):
-        ui.gui.agent_delete = None
-        imgui.close_current_popup()
-    imgui.end_popup()
+    ui.gui.agent_delete = None

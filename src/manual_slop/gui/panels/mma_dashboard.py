@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from imgui_bundle import ImVec2, imgui
 
+from manual_slop.governance.cost import estimate_cost  # the list-price estimate (re-exported)
 from manual_slop.gui.inputs import text_field
 from manual_slop.gui.plan_view import render_active_plan, render_plan_start
 from manual_slop.gui.widgets import (
@@ -34,31 +35,6 @@ if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
 
 __all__ = ["control_blockers", "estimate_cost", "render_mma_dashboard"]
-
-# USD per million tokens (input, output); an estimate for the dashboard, not a bill.
-PRICES: dict[str, tuple[float, float]] = {
-    "gemini-2.5-flash-lite": (0.10, 0.40),
-    "gemini-2.5-flash": (0.30, 2.50),
-    "gemini-2.5-pro": (1.25, 10.0),
-    "claude-sonnet-4-5": (3.0, 15.0),
-    "claude-haiku-4-5": (1.0, 5.0),
-    "deepseek-chat": (0.27, 1.10),
-    "MiniMax-M2": (0.30, 1.20),
-}
-
-
-def estimate_cost(tier_usage: dict[str, Any]) -> float:
-    """Dollars for the tokens in ``tier_usage`` at PRICES (unknown and local models cost 0)."""
-    total = 0.0
-    for usage in tier_usage.values():
-        if not isinstance(usage, dict):
-            continue
-        price_in, price_out = PRICES.get(str(usage.get("model", "")), (0.0, 0.0))
-        total += (
-            float(usage.get("input", 0)) * price_in / 1e6 + float(usage.get("output", 0)) * price_out / 1e6
-        )
-    return total
-
 
 LIVE = ("running", "paused")  # a conductor is alive: the run controls act on it
 

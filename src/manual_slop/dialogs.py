@@ -54,6 +54,9 @@ __all__ = [
 ]
 
 
+SETTLE_TIMEOUT_S = 30.0  # how long a waiter gives a decision's audit and journal lines to be written
+
+
 class PendingKind(StrEnum):
     CONFIRM_SCRIPT = "confirm_script"
     TOOL_APPROVAL = "tool_approval"
@@ -110,6 +113,7 @@ class PendingDialog:
         self._cond = threading.Condition()
         self._decision: Decision | None = None
         self._listeners: list[Resolved] = []
+        self._settled = False  # the listeners (audit, journal) have run: the waiter may act
         self.source_tier: str | None = None
         # set by the clutch when a rule asks: its name, its timeout policy, escalated or not
         self.rule = ""
@@ -226,23 +230,28 @@ class PendingDialog:
                 return False
             self._decision = decision
             listeners, self._listeners = self._listeners, []
-            self._cond.notify_all()
-        for callback in listeners:
-            callback(self, decision)
+        try:  # the audit and the journal first: the waiting thread acts on a recorded decision
+            for callback in listeners:
+                callback(self, decision)
+        finally:
+            with self._cond:
+                self._settled = True
+                self._cond.notify_all()
         return True
 
     def await_decision(self, timeout: float) -> Decision | None:
-        """Block until decided or ``timeout`` s pass; None after a timeout (nothing is decided)."""
+        """Block until decided (and recorded) or ``timeout`` s pass; None after a timeout."""
         with self._cond:
-            self._cond.wait_for(lambda: self._decision is not None, timeout=max(0.0, timeout))
-            return self._decision
+            self._cond.wait_for(lambda: self._settled, timeout=max(0.0, timeout))
+            return self._decision if self._settled else None
 
     def wait_decision(self, timeout: float) -> Decision:
         """Block until decided or ``timeout`` s pass; a timeout rejects the dialog."""
         decision = self.await_decision(timeout)
         if decision is None:
             self.resolve(False, decider=Decider.TIMEOUT, reason=f"no decision within {timeout:g} s")
-            decision = self.decision
+            decision = self.await_decision(SETTLE_TIMEOUT_S)  # decided meanwhile: its record first
+            decision = decision or self.decision
         assert decision is not None
         return decision
 

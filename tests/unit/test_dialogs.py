@@ -129,3 +129,30 @@ def test_ask_dialog_answer_and_kind_lookup() -> None:
     assert ask.to_dict()["kind"] == "ask"
     with pytest.raises(ValueError):
         dialog_from_kind("nope")
+
+
+def test_the_waiting_thread_acts_only_after_the_decision_is_recorded() -> None:
+    """The audit and the journal run as listeners: a kill between a decision and its record
+    must never leave work done that no record says was approved."""
+    dialog = ConfirmDialog("make", "/p")
+    recording = threading.Event()
+    release = threading.Event()
+    order: list[str] = []
+
+    def slow_audit(resolved, decision) -> None:
+        recording.set()
+        assert release.wait(5)
+        order.append("recorded")
+
+    dialog.on_resolved(slow_audit)
+    waiter = threading.Thread(target=lambda: (dialog.wait_decision(10), order.append("acted")))
+    waiter.start()
+    resolver = threading.Thread(target=lambda: dialog.resolve(True, decider="hook"))
+    resolver.start()
+    assert recording.wait(5)
+    waiter.join(0.3)
+    assert waiter.is_alive() and order == []  # decided, not yet recorded: the waiter still waits
+    release.set()
+    waiter.join(5)
+    resolver.join(5)
+    assert order == ["recorded", "acted"]

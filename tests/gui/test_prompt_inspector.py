@@ -74,8 +74,20 @@ def test_the_inspector_shows_a_request_of_a_run_section_by_section(
             seen["call_lines"] = list(state(app).text.lines)
             seen["view"] = state(app).view
             seen["run_id"] = run_id
+            # from the Comms Log: the run's second request opens in the inspector
+            app.focus("Comms Log")
+            state(app).request, state(app).run_id = 0, ""
+            requests = [i for i, e in enumerate(ctrl.state.comms_log) if e.get("kind") == "request"]
+            second = ctrl.state.comms_log[requests[1]]
+            ctx.yield_(2)
+            ctx.item_click(f"//Comms Log/##comms_table/{second['seq']}##comms{requests[1]}")
+            ctx.yield_(2)
+            ctx.item_click("//Comms Log/Inspect this request")
+            frames_until(ctx, lambda: state(app).request == 2 and state(app).run_id == run_id)
+            seen["from_comms"] = (second.get("run_id"), state(app).request)
 
         run_gui(ctrl, test)
+    assert seen["from_comms"] == (seen["run_id"], 2)
     assert seen["empty"] is False  # no runs yet: a note instead of the table
     [path] = (ctrl.session_log.root / RUNS_DIR).glob("*.jsonl")
     assert path.stem == seen["run_id"]

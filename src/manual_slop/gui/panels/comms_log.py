@@ -1,16 +1,20 @@
-"""Comms Log: every request, response, tool call and tool result, filterable by tier and kind."""
+"""Comms Log: every request, response, tool call and tool result, filterable by tier and kind.
+A request entry of an agent run opens in the Prompt Inspector (exactly what was sent)."""
 
 from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING
 
+from imgui_bundle import imgui
+
 from manual_slop.gui.log_view import Column, render_log_view, short
+from manual_slop.gui.panels.prompt_inspector import InspectorState
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
 
-__all__ = ["COMMS_COLUMNS", "render_comms_log"]
+__all__ = ["COMMS_COLUMNS", "inspect_request", "render_comms_log"]
 
 
 def _clock(entry: dict) -> str:
@@ -30,4 +34,27 @@ COMMS_COLUMNS = (
 
 
 def render_comms_log(ui: Ui) -> None:
-    render_log_view("comms", ui.state.comms_log, ui.gui.comms_filter, COMMS_COLUMNS, "kind")
+    entries, flt = ui.state.comms_log, ui.gui.comms_filter
+    index = flt.selected
+    if index is not None and index < len(entries) and _inspectable(entries[index]):
+        if imgui.small_button("Inspect this request"):
+            inspect_request(ui, index)
+        imgui.same_line()
+    render_log_view("comms", entries, flt, COMMS_COLUMNS, "kind")
+
+
+def _inspectable(entry: dict) -> bool:
+    return entry.get("kind") == "request" and bool(entry.get("run_id"))
+
+
+def inspect_request(ui: Ui, index: int) -> None:
+    """Open the comms entry ``index`` (a request of an agent run) in the Prompt Inspector: its
+    run, and its number there (the how-many-th request of that run the comms log holds)."""
+    entries = ui.state.comms_log
+    run_id = str(entries[index]["run_id"])
+    number = sum(1 for e in entries[: index + 1] if _inspectable(e) and e.get("run_id") == run_id)
+    state = ui.gui.inspector
+    if not isinstance(state, InspectorState):
+        state = ui.gui.inspector = InspectorState()
+    state.run_id, state.request, state.section, state.view = run_id, number, "", None
+    ui.state.tab_requests["panels"] = "Prompt Inspector"

@@ -29,7 +29,7 @@ AIDER_STAMP := $(AIDER_DIR)/.installed
 help:
 	@echo "make run    start Manual Slop (the desktop window, or headless without a display)"
 	@echo "make test   install what the tests need and run lint + the whole test suite"
-	@echo "make reliability  durable approvals: 50 rounds of kill -9 at random points (~11 min)"
+	@echo "make reliability  durable approvals: 50 rounds of kill -9 at random points (~5 min)"
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required, found " + sys.version.split()[0])'

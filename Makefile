@@ -24,7 +24,17 @@ AIDER_VERSION := 0.86.2
 AIDER_DIR := .tools/aider
 AIDER_STAMP := $(AIDER_DIR)/.installed
 
-.PHONY: help run test reliability lint setup system-deps gemini-cli aider deps clean
+# Real MCP programs nobody here wrote, pinned, for the MCP tests (never in the app's venv): the
+# Inspector CLI and two reference servers from npm, and mcp-server-git from PyPI in its own venv.
+MCP_NPM_DIR := .tools/mcp-npm
+MCP_NPM_PKGS := @modelcontextprotocol/inspector-cli@1.0.3 @modelcontextprotocol/server-filesystem@2026.8.31 \
+	@modelcontextprotocol/server-everything@2026.8.31
+MCP_NPM_STAMP := $(MCP_NPM_DIR)/.installed
+MCP_GIT_VERSION := 2026.10.19
+MCP_GIT_DIR := .tools/mcp-git
+MCP_GIT_STAMP := $(MCP_GIT_DIR)/.installed
+
+.PHONY: help run test reliability lint setup system-deps gemini-cli aider mcp-tools deps clean
 
 help:
 	@echo "make run    start Manual Slop (the desktop window, or headless without a display)"
@@ -77,9 +87,29 @@ aider:
 		PYTHONPATH=src $(PYTHON) -m manual_slop.plan.aider_install $(AIDER_DIR); \
 	fi
 
+# Installs the pinned MCP programs into .tools/ (nothing to do when those versions are there);
+# without Node the npm ones are skipped and their tests say why.
+mcp-tools:
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+		echo "node/npm not found: the tests with npm MCP programs will be skipped"; \
+	elif [ "$$(cat $(MCP_NPM_STAMP) 2>/dev/null)" != "$(MCP_NPM_PKGS)" ]; then \
+		echo "installing the MCP Inspector CLI and reference servers into $(MCP_NPM_DIR) ..."; \
+		mkdir -p $(MCP_NPM_DIR); \
+		npm install --prefix $(MCP_NPM_DIR) --save-exact --no-audit --no-fund --loglevel=error \
+			$(MCP_NPM_PKGS) >/dev/null; \
+		echo "$(MCP_NPM_PKGS)" > $(MCP_NPM_STAMP); \
+	fi
+	@if [ "$$(cat $(MCP_GIT_STAMP) 2>/dev/null)" != "$(MCP_GIT_VERSION)" ]; then \
+		echo "installing mcp-server-git $(MCP_GIT_VERSION) into $(MCP_GIT_DIR) ..."; \
+		rm -rf $(MCP_GIT_DIR) && $(PYTHON) -m venv $(MCP_GIT_DIR); \
+		$(MCP_GIT_DIR)/bin/python -m pip install --disable-pip-version-check --quiet \
+			mcp-server-git==$(MCP_GIT_VERSION) 2>&1 | $(PIP_QUIET); \
+		echo "$(MCP_GIT_VERSION)" > $(MCP_GIT_STAMP); \
+	fi
+
 # What the tests need, side by side (none depends on another).
 deps:
-	@$(MAKE) --no-print-directory -j4 setup system-deps gemini-cli aider
+	@$(MAKE) --no-print-directory -j5 setup system-deps gemini-cli aider mcp-tools
 
 run: setup
 	@$(PY) sloppy.py $(ARGS)

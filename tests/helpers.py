@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from manual_slop.controller import AppController
 
@@ -87,3 +89,31 @@ def markdown_tables(
     if current:
         found.append(current[1:])
     return found
+
+
+@contextlib.contextmanager
+def no_new_children(grace_s: float = 5.0) -> Iterator[None]:
+    """Fail when the block leaves a child process (running or a zombie) behind ``grace_s`` after it."""
+    import psutil
+    import pytest
+
+    me = psutil.Process()
+    before = {p.pid for p in me.children(recursive=True)}
+    yield
+    deadline = time.monotonic() + grace_s
+    left: list[Any] = []
+    while time.monotonic() < deadline:
+        left = [p for p in me.children(recursive=True) if p.pid not in before]
+        if not left:
+            return
+        time.sleep(0.05)
+    pytest.fail(f"processes left behind: {[(p.pid, _describe_process(p)) for p in left]}")
+
+
+def _describe_process(process: Any) -> str:
+    import psutil
+
+    try:
+        return f"{process.status()} {' '.join(process.cmdline())[:120]}"
+    except psutil.Error:
+        return "gone"

@@ -147,6 +147,9 @@ def _global_schema() -> dict[str, Field]:
         "hook.require_token": Field(
             bool, True, "Require the bearer token (false is allowed on a loopback address only)"
         ),
+        "mcp.serve_http": Field(
+            str, "", "Serve the app's tools over MCP at HOST:PORT from the start ('' = not served)"
+        ),
         "hook.allowed_hosts": Field(
             list, [], "Host names besides 127.0.0.1, localhost and [::1] the Hook API answers to", items=str
         ),

@@ -9,7 +9,9 @@ chromadb. The command name comes first (``sloppy index --project p.toml``); with
 - ``search`` (:mod:`~manual_slop.commands.search`) — search it (and, with ``--memory``, the
   stored conversations and notes);
 - ``replay`` (:mod:`~manual_slop.commands.replay`) — replay a recorded run log against its
-  recorded answers and show where today's code diverges (exit 1; 2 for a log it cannot read).
+  recorded answers and show where today's code diverges (exit 1; 2 for a log it cannot read);
+- ``mcp serve`` (:mod:`~manual_slop.commands.mcp`) — the app headless, its tools served to MCP
+  clients over stdio or streamable HTTP (the one command here that runs the controller).
 
 Exit codes: 0 done, 1 failed, 2 bad input (one line on stderr), 130/143 interrupted.
 """
@@ -45,6 +47,7 @@ COMMANDS: dict[str, Command] = {
             "search", "search the project index; with --memory, also memory", "manual_slop.commands.search"
         ),
         Command("replay", "replay a recorded run against today's code", "manual_slop.commands.replay"),
+        Command("mcp", "serve the app's tools over MCP (stdio or HTTP)", "manual_slop.commands.mcp"),
     )
 }
 

@@ -29,6 +29,7 @@ from manual_slop.governance.metrics_bindings import metrics_snapshot
 from manual_slop.hooks.agents_api import agent_routes
 from manual_slop.hooks.errors import BadRequest, Conflict, HookApiError, NotFound, RequestTimedOut
 from manual_slop.hooks.graph_api import graph_routes
+from manual_slop.hooks.mcp_serve_api import mcp_serve_routes
 from manual_slop.hooks.memory_api import memory_routes
 from manual_slop.hooks.plan_api import plan_routes
 from manual_slop.hooks.routes import Call, QueryParam, Reply, Route
@@ -448,6 +449,7 @@ class HookApi:
             Route("GET", "/api/mma/status", "getMmaStatus", "MMA status, track, proposals, tickets, usage",
                   self.mma_status, "MmaStatus", errors=(408, 409)),
             *graph_routes(self.ctrl, self.on_main),
+            *mcp_serve_routes(self.ctrl, self.on_main),
             *memory_routes(self.ctrl, self.on_main),
             *agent_routes(self.ctrl, self.on_main),
             *plan_routes(self.ctrl, self.on_main),

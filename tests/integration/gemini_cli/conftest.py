@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import re
 import shutil
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from manual_slop.ai import AIClient, RetryPolicy
 from tests.fakes import GeminiFake
+from tests.helpers import no_new_children
 from tests.integration.hooks.conftest import HookApp, HookAppFactory, hook_app_factory  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -48,24 +47,8 @@ def gemini_fake() -> Iterator[GeminiFake]:
 @pytest.fixture(autouse=True)
 def no_cli_left_behind() -> Iterator[None]:
     """Fail a test that leaves a child process (running or a zombie) behind."""
-    me = psutil.Process()
-    before = {p.pid for p in me.children(recursive=True)}
-    yield
-    deadline = time.monotonic() + 5.0
-    left: list[Any] = []
-    while time.monotonic() < deadline:
-        left = [p for p in me.children(recursive=True) if p.pid not in before]
-        if not left:
-            return
-        time.sleep(0.05)
-    pytest.fail(f"processes left behind: {[(p.pid, _describe(p)) for p in left]}")
-
-
-def _describe(process: Any) -> str:
-    try:
-        return f"{process.status()} {' '.join(process.cmdline())[:120]}"
-    except psutil.Error:
-        return "gone"
+    with no_new_children():
+        yield
 
 
 @dataclass

@@ -139,3 +139,25 @@ def test_stop_ends_serving(served: Served) -> None:
     assert status["running"] is False
     with httpx2.Client(timeout=5) as http, pytest.raises(httpx2.ConnectError):
         http.post(served.url, json={}, headers=served.headers)
+
+
+def test_agent_profiles_are_prompts(served: Served) -> None:
+    body = {"system_prompt": "You review diffs for security holes.", "description": "security reviewer"}
+    served.app.call("PUT", "/api/agents/reviewer", body)
+
+    async def prompts() -> Any:
+        async with served.session() as client:
+            listed = (await client.list_prompts()).prompts
+            got = await client.get_prompt("reviewer")
+            try:
+                await client.get_prompt("nobody")
+            except Exception as exc:  # the SDK raises the server's error
+                missing = str(exc)
+            else:
+                missing = ""
+            return listed, got, missing
+
+    listed, got, missing = run_async(prompts)
+    assert {p.name: p.description for p in listed}["reviewer"] == "security reviewer"
+    assert got.messages[0].content.text == "You review diffs for security holes."
+    assert "no agent profile 'nobody'" in missing and "reviewer" in missing

@@ -6,27 +6,14 @@ from pathlib import Path
 
 from manual_slop.ai.loop_guard import GuardKind
 from manual_slop.governance.severity import TABLE, Strategy
+from tests.helpers import markdown_tables
 
 GUIDE = Path(__file__).resolve().parents[3] / "docs" / "guide_governance.md"
 
 
 def tables(heading: str) -> list[list[list[str]]]:
-    """The tables of the section ``heading`` (up to the next ``## ``): rows of raw cells, no header."""
-    lines = GUIDE.read_text(encoding="utf-8").splitlines()
-    start = lines.index(heading)
-    found: list[list[list[str]]] = []
-    current: list[list[str]] = []
-    for line in [*lines[start + 1 :], "## end"]:
-        if line.startswith("## "):
-            break
-        if line.startswith("|"):
-            current.append([c.strip() for c in line.strip("|").split(" | ")])
-        elif current:
-            found.append(current[2:])  # header and rule
-            current = []
-    if current:
-        found.append(current[2:])
-    return found
+    """The tables of the section ``heading``: rows of raw cells (backticks kept), no header."""
+    return markdown_tables(GUIDE, heading, lambda text: text)
 
 
 def test_the_guard_kind_table_is_every_guard_kind() -> None:

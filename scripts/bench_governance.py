@@ -15,7 +15,6 @@ nothing passes or fails on absolute times.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import threading
@@ -27,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.fakes
 sys.path.insert(0, str(ROOT / "src"))
 
+from bench_client import alternate  # noqa: E402 (the same side-by-side timing as every bench)
 from tests.fakes import Call, OpenAIFake, Reply  # noqa: E402
 
 from manual_slop.ai import AIClient, RetryPolicy  # noqa: E402
@@ -37,21 +37,6 @@ from manual_slop.governance.journal import ApprovalJournal  # noqa: E402
 from manual_slop.governance.run_log import RunLogs  # noqa: E402
 from manual_slop.redaction import Redactor  # noqa: E402
 from manual_slop.tools import ExecutionContext, ToolCall, default_registry  # noqa: E402
-
-
-def alternate(a: Callable[[], None], b: Callable[[], None], calls: int) -> tuple[float, float]:
-    """Median seconds of ``a`` and of ``b``, called alternately ``calls`` times each (after warm-up)."""
-    for _ in range(3):
-        a()
-        b()
-    times_a: list[float] = []
-    times_b: list[float] = []
-    for _ in range(calls):
-        for fn, into in ((a, times_a), (b, times_b)):
-            start = time.perf_counter()
-            fn()
-            into.append(time.perf_counter() - start)
-    return statistics.median(times_a), statistics.median(times_b)
 
 
 def bench_run_log(folder: Path, sends: int) -> tuple[float, float]:

@@ -15,7 +15,7 @@ from typing import Any
 from tests.fakes.http import FakeServer, Recorded, Response, Stream
 from tests.fakes.script import Reply, split_text
 
-__all__ = ["OpenAIFake"]
+__all__ = ["OpenAIFake", "raw_tool_call_reply"]
 
 _CHAT_PATHS = {"/v1/chat/completions", "/chat/completions"}
 _MODEL_PATHS = {"/v1/models", "/models"}
@@ -126,3 +126,15 @@ class OpenAIFake(FakeServer):
             )
         frames.append(self.sse("[DONE]"))
         return Stream(frames, chunk_delay=reply.chunk_delay)
+
+
+def raw_tool_call_reply(name: str, arguments: str, call_id: str = "call_1") -> dict[str, Any]:
+    """A chat completion whose one tool call carries ``arguments`` verbatim (e.g. invalid JSON,
+    which :class:`Reply` cannot express): send it with ``Json(...)``."""
+    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": message}],
+    }

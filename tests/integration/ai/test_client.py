@@ -17,6 +17,7 @@ from manual_slop.ai.errors import ConfigurationError
 from manual_slop.ai.tool_loop import BUDGET_WARNING
 from manual_slop.config import Secret
 from tests.fakes import Call, Fail, FakeLlamaServer, Reply
+from tests.fakes.openai import raw_tool_call_reply
 from tests.integration.ai.harness import HttpHarness, approve_all, make_harness, make_registry
 
 
@@ -141,27 +142,7 @@ def test_old_tool_outputs_are_truncated_to_history_trunc_limit(deepseek: HttpHar
 def test_invalid_json_arguments_come_back_to_the_model_as_an_error(deepseek: HttpHarness) -> None:
     from tests.fakes import Json
 
-    broken = {
-        "id": "x",
-        "object": "chat.completion",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "tool_calls",
-                "message": {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {
-                            "id": "call_1",
-                            "type": "function",
-                            "function": {"name": "echo", "arguments": "{oops"},
-                        }
-                    ],
-                },
-            }
-        ],
-    }
+    broken = raw_tool_call_reply("echo", "{oops", "call_1")
     deepseek.push(Json(broken), Reply("sorry"))
     assert deepseek.client().send("", "go", pre_tool_callback=approve_all) == "sorry"
     tool = next(m for m in deepseek.bodies()[1]["messages"] if m["role"] == "tool")

@@ -15,6 +15,7 @@ from manual_slop.ai import AIClient
 from manual_slop.ai.errors import ConfigurationError
 from manual_slop.tools.registry import default_registry
 from tests.fakes import Call, Json, Reply
+from tests.fakes.openai import raw_tool_call_reply
 from tests.integration.ai.harness import FAST_RETRY, HttpHarness, approve_all, make_harness
 
 
@@ -149,27 +150,7 @@ def test_bad_thresholds_are_refused_with_the_setting_named() -> None:
 def test_unknown_tools_bad_arguments_and_malformed_calls_are_counted(
     deepseek: HttpHarness, tmp_path: Path
 ) -> None:
-    malformed = {
-        "id": "x",
-        "object": "chat.completion",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "tool_calls",
-                "message": {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {
-                            "id": "c1",
-                            "type": "function",
-                            "function": {"name": "read_file", "arguments": "{oops"},
-                        }
-                    ],
-                },
-            }
-        ],
-    }
+    malformed = raw_tool_call_reply("read_file", "{oops", "c1")
     deepseek.push(
         Reply("", [Call("no_such_tool", {}), Call("read_file", {"wrong": 1})]),
         Json(malformed),

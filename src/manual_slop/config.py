@@ -103,6 +103,7 @@ DEFAULT_WINDOWS: dict[str, bool] = {
     "Memory": False,
     "File View": False,
     "Agents": False,
+    "Skills": False,
     "Prompt Inspector": False,
     "Approval Rules": False,
 }

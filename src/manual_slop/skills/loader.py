@@ -281,8 +281,8 @@ def _extra_files(folder: Path) -> tuple[str, ...]:
                 continue  # a link out of the skill is not the skill's file
             found.append(relative)
             if len(found) >= MAX_EXTRA_FILES:
-                return tuple(found)
-    return tuple(found)
+                return tuple(sorted(found))
+    return tuple(sorted(found))
 
 
 def _inside(path: str, root: str) -> bool:

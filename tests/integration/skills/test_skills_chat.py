@@ -18,7 +18,9 @@ MARKER = "BODY-MARKER-7f3a9c"  # only in the skill's body
 DESCRIPTION = "Release checklist (tag, changelog, publish); use it before any release."
 
 
-def write_skill(root: Path, name: str, front: str, body: str = "", files: dict[str, str] | None = None) -> Path:
+def write_skill(
+    root: Path, name: str, front: str, body: str = "", files: dict[str, str] | None = None
+) -> Path:
     folder = root / "skills" / name
     folder.mkdir(parents=True)
     (folder / "SKILL.md").write_text(f"---\n{front}\n---\n{body}", encoding="utf-8")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from manual_slop.agents import AgentProfile
 from manual_slop.automation import InvalidValue
 from manual_slop.gui.panels.skills import skills_view
 
@@ -54,3 +55,15 @@ def test_a_switch_is_saved_with_the_project_and_read_back(make_controller, app_d
     untouched = {"system_prompt": "Project rule."}
     assert reopened.skills.apply_to_settings(untouched) is False  # nothing on: nothing added
     assert untouched == {"system_prompt": "Project rule."}
+
+
+def test_an_agent_that_cannot_call_get_skill_gets_no_skills_block(make_controller, app_dir: Path) -> None:
+    write(app_dir, "alpha", "name: alpha\ndescription: First.")
+    ctrl = make_controller()
+    reader = AgentProfile("reader", "You read.", tools=("read_file",))
+    settings = {"system_prompt": "You read."}
+    assert ctrl.skills.apply_to_settings(settings, reader) is False
+    assert settings == {"system_prompt": "You read."}
+    allowed = AgentProfile("skilled", "You use skills.", tools=("read_file", "get_skill"))
+    assert ctrl.skills.apply_to_settings(settings, allowed) is True
+    assert "- alpha: First." in settings["system_prompt"]

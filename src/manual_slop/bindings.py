@@ -105,6 +105,7 @@ FEATURE_REGISTRARS: tuple[str, ...] = (
     "manual_slop.memory.bindings.register",
     "manual_slop.file_view.register",
     "manual_slop.agents.bindings.register",
+    "manual_slop.skills.bindings.register",
     "manual_slop.plan.bindings.register",
     "manual_slop.governance.metrics_bindings.register",
     "manual_slop.governance.bindings.register",

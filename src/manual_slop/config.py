@@ -103,6 +103,7 @@ DEFAULT_WINDOWS: dict[str, bool] = {
     "Memory": False,
     "File View": False,
     "Agents": False,
+    "Skills": False,
     "Prompt Inspector": False,
     "Approval Rules": False,
 }
@@ -251,6 +252,9 @@ PROJECT_SCHEMA: Schema = {
     "rag.enabled": Field(bool, False, "Add the project index's top passages to each send"),
     "rag.top_k": Field(int, 5, "Passages added per send", minimum=1, maximum=50),
     "agents.active": Field(str, "", "The agent profile chat runs as ('' = none)"),
+    "skills.disabled": Field(
+        list, [], "Skills left out of the system prompt and get_skill, by name (others are on)", items=str
+    ),
     "plan.max_subtasks": Field(int, 12, "Most subtasks a /plan may have", minimum=1, maximum=100),
     "plan.judge": Field(
         str, "off", "Who scores a finished plan: a provider, or off", choices=("off", *PROVIDER_NAMES)

@@ -113,8 +113,10 @@ class RequestFlow:
         agent = agents.apply_to_settings(settings, "chat") if agents is not None else None
         if agent is not None and memory is not None and agent.memory_categories:
             memory = dataclasses.replace(memory, categories=agent.memory_categories)
+        skills = getattr(ctrl, "skills", None)  # the enabled skills' names and descriptions, not bodies
+        offered = skills.apply_to_settings(settings, agent) if skills is not None else False
         context = ctrl.context.request()
-        if agent is not None and context is not None:  # the context's System Prompt section says it once
+        if (agent is not None or offered) and context is not None:  # the context's System Prompt says it once
             context = dataclasses.replace(context, system_prompt=settings["system_prompt"])
         if memory is not None:
             settings.update(

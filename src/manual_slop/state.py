@@ -43,6 +43,7 @@ PROJECT_FIELDS: tuple[str, ...] = (
     "memory_settings",
     "active_agent",
     "plan_settings",
+    "skills_disabled",
 )
 
 
@@ -140,6 +141,10 @@ class AppState:
     token_profile: str = "balanced"
     token_custom: dict[str, int] = field(default_factory=dict)
     plan_settings: dict[str, Any] = field(default_factory=dict)  # the project's [plan] table
+    # skills (skills.bindings): the catalog's summaries, refused folders, names switched off
+    skills: list[dict[str, Any]] = field(default_factory=list)
+    skill_problems: list[dict[str, Any]] = field(default_factory=list)
+    skills_disabled: list[str] = field(default_factory=list)
     plans: list[dict[str, Any]] = field(default_factory=list)  # summaries of the project's plans
     # logs and telemetry
     comms_log: list[dict[str, Any]] = field(default_factory=list)
@@ -231,6 +236,7 @@ class AppState:
         state.memory_settings = {key: copy.deepcopy(get_path(project, key)) for key in MEMORY_KEYS}
         state.active_agent = get_path(project, "agents.active")
         state.plan_settings = copy.deepcopy(get_path(project, "plan", {}))
+        state.skills_disabled = list(get_path(project, "skills.disabled"))
 
         state.discussions = copy.deepcopy(get_path(history, "discussions"))
         state.active_discussion = get_path(history, "active") or "main"
@@ -292,6 +298,7 @@ class AppState:
         set_path(out, "agents.active", self.active_agent)
         for key, value in self.plan_settings.items():
             set_path(out, f"plan.{key}", copy.deepcopy(value))
+        set_path(out, "skills.disabled", sorted(self.skills_disabled))
         return out
 
     def apply_to_history(self, history: dict[str, Any]) -> dict[str, Any]:

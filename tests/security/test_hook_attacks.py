@@ -87,6 +87,7 @@ HARMFUL_BODIES: dict[str, dict[str, Any]] = {
     "/api/memory/notes": {"content": ATTACK_MARK},  # would plant a note in every later prompt
     "/api/memory/profile": {"lines": [ATTACK_MARK]},  # (PUT) would rewrite the profile
     "/api/agents/{key}": {"system_prompt": ATTACK_MARK},  # (PUT) would plant an agent's prompt
+    "/api/skills/{name}": {"enabled": False},  # (PUT) would switch off a skill the user relies on
     "/api/plan": {"goal": "attack: spend the user's tokens on a plan"},
     "/api/mma/tickets/{id}/depends_on": {"depends_on": []},  # would rewire the user's ticket DAG
     # (PUT) would let every tool call, spawn and step through without asking

@@ -35,6 +35,7 @@ from manual_slop.hooks.plan_api import plan_routes
 from manual_slop.hooks.routes import Call, QueryParam, Reply, Route
 from manual_slop.hooks.rules_api import rule_routes
 from manual_slop.hooks.runs_api import run_routes
+from manual_slop.hooks.skills_api import skill_routes
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
@@ -452,6 +453,7 @@ class HookApi:
             *mcp_serve_routes(self.ctrl, self.on_main),
             *memory_routes(self.ctrl, self.on_main),
             *agent_routes(self.ctrl, self.on_main),
+            *skill_routes(self.ctrl, self.on_main),
             *plan_routes(self.ctrl, self.on_main),
             *run_routes(self.ctrl),
             Route("GET", "/api/diagnostics", "getDiagnostics",

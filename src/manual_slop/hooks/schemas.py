@@ -19,6 +19,7 @@ import manual_slop.hooks.metrics_schemas as metrics_schemas
 import manual_slop.hooks.plan_schemas as plan_schemas
 import manual_slop.hooks.rules_schemas as rules_schemas
 import manual_slop.hooks.runs_schemas as runs_schemas
+import manual_slop.hooks.skills_schemas as skills_schemas
 from manual_slop.hooks.errors import ErrorCode
 from manual_slop.hooks.schema_kit import ANY as _ANY
 from manual_slop.hooks.schema_kit import NULLABLE_STR as _NULLABLE_STR
@@ -77,6 +78,7 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
     ),
     **memory_schemas.REQUESTS,
     **agents_schemas.REQUESTS,
+    **skills_schemas.REQUESTS,
     **plan_schemas.REQUESTS,
     **runs_schemas.REQUESTS,
     **rules_schemas.REQUESTS,
@@ -289,6 +291,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
     "ShuttingDown": _obj({"shutting_down": {"const": True}}),
     **memory_schemas.RESPONSES,
     **agents_schemas.RESPONSES,
+    **skills_schemas.RESPONSES,
     **plan_schemas.RESPONSES,
     **graph_schemas.RESPONSES,
     **runs_schemas.RESPONSES,

@@ -205,6 +205,7 @@ class ProjectSnapshot:
     shell_program: str
     shell_timeout_s: float
     memory: Any = None  # the open project's memory service (the memory tools), or None
+    skills: Any = None  # the enabled skills (get_skill), or None when the app has no skills binding
 
     @classmethod
     def of(cls, ctrl: ToolHost) -> ProjectSnapshot:
@@ -216,6 +217,7 @@ class ProjectSnapshot:
             state.shell_program,
             state.shell_timeout_s,
             ctrl.memory.service if ctrl.memory is not None else None,
+            _offered_skills(ctrl),
         )
 
 
@@ -249,4 +251,11 @@ def build_execution_context(
         save_script=ctrl.session_log.save_script,
         redact=ctrl.redactor.redact,
         memory=snapshot.memory,
+        skills=snapshot.skills,
     )
+
+
+def _offered_skills(ctrl: ToolHost) -> Any:
+    """The enabled skills of the open project (``skills.bindings``), or None without the binding."""
+    binding = getattr(ctrl, "skills", None)
+    return binding.offered() if binding is not None else None

@@ -13,6 +13,7 @@ from manual_slop.tools.memory import memory_tools
 from manual_slop.tools.outline import outline_tools
 from manual_slop.tools.python_ast import python_tools
 from manual_slop.tools.shell import SHELL_TIMEOUT_S, shell_tools
+from manual_slop.tools.skills import skill_tools
 from manual_slop.tools.summary import summary_tools
 from manual_slop.tools.tool import Tool
 from manual_slop.tools.web import WebSettings, web_tools
@@ -36,6 +37,7 @@ def builtin_tools(
         *summary_tools(),
         *git_tools(),
         *memory_tools(),
+        *skill_tools(),
         *web_tools(web),
         *shell_tools(shell_timeout_s, with_powershell=with_powershell),
     ]

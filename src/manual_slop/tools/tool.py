@@ -179,6 +179,7 @@ class ExecutionContext:
     redact: Callable[[str], str] | None = None  # removes known secrets from tool output
     memory: Any = None  # the project's memory.service.MemoryService (the memory tools), or None
     conversation: str = ""  # the conversation the calls run in (recall never searches it)
+    skills: Any = None  # the enabled skills (a manual_slop.skills.SkillCatalog) for get_skill, or None
 
     @classmethod
     def for_directory(cls, base_dir: str | Path, **kwargs: Any) -> ExecutionContext:

@@ -204,6 +204,16 @@ def test_every_endpoint_answers_per_contract(hook_app_factory) -> None:
     assert app.call("GET", "/api/agents").body["active"] == ""  # its agent is gone
     assert app.call("DELETE", "/api/agents/coder").status == 404
 
+    # skills: listed with their switch, switched off for the project, an unknown name 404
+    tidy = ctrl.paths.project_file.parent / "skills" / "tidy" / "SKILL.md"
+    tidy.parent.mkdir(parents=True)
+    tidy.write_text("---\nname: tidy\ndescription: Tidy up.\n---\nBody\n", encoding="utf-8")
+    skills = app.call("GET", "/api/skills").body["skills"]
+    assert [(s["name"], s["enabled"]) for s in skills] == [("tidy", True)]
+    assert app.call("PUT", "/api/skills/tidy", {"enabled": False}).body["skill"]["enabled"] is False
+    assert app.call("PUT", "/api/skills/nope", {"enabled": True}).status == 404
+    assert app.call("PUT", "/api/skills/tidy", {"enabled": "no"}).status == 400
+
     # approval rules: read, replace (saved and applied), a bad list refused with every problem
     rules = app.call("GET", "/api/approval/rules").body
     assert rules["policy"] == "manual" and rules["rules"] == [] and len(rules["defaults"]) == 4

@@ -45,6 +45,8 @@ CONTRACT = {
     ("GET", "/api/agents/{key}"),
     ("PUT", "/api/agents/{key}"),
     ("DELETE", "/api/agents/{key}"),
+    ("GET", "/api/skills"),
+    ("PUT", "/api/skills/{name}"),
     # issue 17: plans and DAG edits
     ("POST", "/api/plan"),
     ("GET", "/api/plans"),

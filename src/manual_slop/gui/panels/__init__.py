@@ -23,6 +23,7 @@ from manual_slop.gui.panels.mma_dashboard import render_mma_dashboard
 from manual_slop.gui.panels.projects import render_projects
 from manual_slop.gui.panels.prompt_inspector import render_prompt_inspector
 from manual_slop.gui.panels.response import render_response
+from manual_slop.gui.panels.skills import render_skills
 from manual_slop.gui.panels.task_dag import render_task_dag
 from manual_slop.gui.panels.tier_streams import render_tier_streams
 from manual_slop.gui.panels.tool_calls import render_tool_calls
@@ -61,6 +62,7 @@ PANELS: tuple[Panel, ...] = (
     Panel("Memory", "memory", render_memory, "MainDockSpace"),
     Panel("File View", "file_view", render_file_view, "MainDockSpace"),
     Panel("Agents", "agents", render_agents, "MainDockSpace"),
+    Panel("Skills", "skills", render_skills, "MainDockSpace"),
     Panel("Prompt Inspector", "prompt_inspector", render_prompt_inspector, "MainDockSpace"),
     Panel("Approval Rules", "approval_rules", render_approval_rules, "MainDockSpace"),
 )

@@ -94,6 +94,7 @@ HARMFUL_BODIES: dict[str, dict[str, Any]] = {
     "/api/approval/rules": {
         "rules": [{"name": "attack", "trigger": "pattern", "pattern": ".*", "action": "allow", "priority": 9}]
     },
+    "/api/mcp/serve": {"address": "127.0.0.1:0"},  # would serve the project's tools over MCP
 }
 
 CATEGORIES = ("token", "host", "origin", "content_type", "nesting", "headers", "request_line")
@@ -678,6 +679,7 @@ def test_nothing_was_applied_or_queued(app: RunningApp, attack_run: AttackRun) -
     assert status == 200 and agents["agents"] == [], "an attack planted an agent profile"
     status, rules = app.call("GET", "/api/approval/rules")
     assert status == 200 and rules["rules"] == [], "an attack changed the approval rules"
+    assert app.call("GET", "/api/mcp/serve") == (200, {"running": False, "url": ""}), "an attack started MCP"
     (session_dir,) = (app.log_dir / "sessions").iterdir()
     assert (session_dir / "audit.log").read_text() == "", "an approval was decided"
 

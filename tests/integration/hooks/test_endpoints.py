@@ -214,6 +214,14 @@ def test_every_endpoint_answers_per_contract(hook_app_factory) -> None:
     assert app.call("PUT", "/api/skills/nope", {"enabled": True}).status == 404
     assert app.call("PUT", "/api/skills/tidy", {"enabled": "no"}).status == 400
 
+    # the app's own MCP server: started on a free port, refused on a bad address, stopped
+    assert app.call("GET", "/api/mcp/serve").body == {"running": False, "url": ""}
+    served = app.call("POST", "/api/mcp/serve", {"address": "127.0.0.1:0"}).body
+    assert served["running"] is True and served["url"].startswith("http://127.0.0.1:")
+    assert app.call("GET", "/api/mcp/serve").body == {"running": True, "url": served["url"]}
+    assert app.call("POST", "/api/mcp/serve", {"address": "no port"}).status == 400
+    assert app.call("DELETE", "/api/mcp/serve").body["running"] is False
+
     # approval rules: read, replace (saved and applied), a bad list refused with every problem
     rules = app.call("GET", "/api/approval/rules").body
     assert rules["policy"] == "manual" and rules["rules"] == [] and len(rules["defaults"]) == 4

@@ -61,6 +61,10 @@ CONTRACT = {
     # issue 18: HITL rules
     ("GET", "/api/approval/rules"),
     ("PUT", "/api/approval/rules"),
+    # issue 19: the app's own MCP server
+    ("GET", "/api/mcp/serve"),
+    ("POST", "/api/mcp/serve"),
+    ("DELETE", "/api/mcp/serve"),
 }
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
 

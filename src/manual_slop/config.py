@@ -115,6 +115,11 @@ CONTEXT_STRATEGIES: tuple[str, ...] = ("full", "summarize", "auto")
 DEFAULT_MASK_PATTERNS: tuple[str, ...] = (r"(?i)(api[_-]?key|secret|passw(or)?d|token)\s*[:=]",)
 
 
+# [mcp.servers.<name>] tables, each checked on its own by manual_slop.mcp.config (one bad entry
+# is left out with a message; the others stay), so the schema only asks for a table
+MCP_SERVERS_DOC = "External MCP servers by name (see docs/guide_mcp.md)"
+
+
 def _global_schema() -> dict[str, Field]:
     schema: dict[str, Field] = {
         "ai.provider": Field(str, "local", "Active provider", choices=PROVIDER_NAMES),
@@ -157,6 +162,7 @@ def _global_schema() -> dict[str, Field]:
         "projects.recent": Field(list, [], "Recently opened project files", items=str),
         "tokens.profile": Field(str, "balanced", "Token profile: max_tokens per phase", choices=PROFILES),
         "tokens.custom": Field(dict, {}, "Limits of the custom token profile by phase", values=int),
+        "mcp.servers": Field(dict, {}, MCP_SERVERS_DOC),
     }
     for name in PROVIDER_NAMES:
         schema[f"providers.{name}.base_url"] = Field(str, "", f"{name} endpoint ('' = provider default)")
@@ -255,6 +261,7 @@ PROJECT_SCHEMA: Schema = {
     "plan.engine_timeout_s": Field(
         float, 600.0, "How long an external engine (aider) may run before it is killed", minimum=5.0
     ),
+    "mcp.servers": Field(dict, {}, MCP_SERVERS_DOC + "; an entry here replaces config.toml's of that name"),
 }
 # The project keys of the memory feature ([memory] and [rag]): AppState.memory_settings by full key.
 MEMORY_KEYS: tuple[str, ...] = tuple(key for key in PROJECT_SCHEMA if key.startswith(("memory.", "rag.")))

@@ -64,6 +64,7 @@ class McpManager:
         self._on_change = on_change
         self._log_dir = log_dir
         self._lock = threading.Lock()
+        self._tools_lock = threading.Lock()  # the registered names and the registry changes together
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -220,23 +221,24 @@ class McpManager:
                 del self._views[name]
             running = self._loop is not None
         refilter = [n for n, c in self._configs.items() if n not in changed and n in old and old[n] != c]
+        for name in changed:
+            self._withdraw(name)  # at once: a disabled server's tools are gone when this returns
 
         async def apply() -> None:
             for name in changed:
-                self._withdraw(name)
                 conn = self._connections.pop(name, None)
                 if conn is not None:
                     await conn.stop()
             for name in refilter:
-                self._sync_tools(name)  # trust or filters changed: same process, other tools
+                conn = self._connections.get(name)
+                if conn is not None:  # trust or filters changed: the same process, other tools
+                    conn.config = self._configs[name]
+                    self._sync_tools(name, conn)
             self._notify()
 
-        if running:  # the loop owns connections and the registered names (never waited for here)
+        if running:  # the loop owns the connections (never waited for here)
             with contextlib.suppress(ServerUnavailable):
                 self._submit(apply())
-        else:
-            for name in changed:
-                self._withdraw(name)
         self._notify()
 
     def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
@@ -282,46 +284,49 @@ class McpManager:
             self._sync_tools(name, conn)
         self._notify()
 
-    def _sync_tools(self, name: str, conn: ServerConnection | None = None) -> None:
+    def _sync_tools(self, name: str, conn: ServerConnection) -> None:
         """Put ``name``'s listed tools into the registry: new ones added, changed ones replaced,
-        vanished ones removed (a restart may bring another list)."""
+        vanished ones removed (a restart may bring another list). Only for the connection of the
+        current config: a reconfigured server's old connection registers nothing."""
         registry = self._registry()
-        conn = conn or self._connections.get(name)
-        with self._lock:
-            config = self._configs.get(name)
-        if registry is None or conn is None or config is None or not config.enabled or not conn.listed:
+        config = conn.config
+        if registry is None or not conn.listed:
             return
         tools, problems = build_tools(config, conn.tools, self.call)
         notes = [p.message for p in problems]
         wanted = {t.name: t for t in tools}
-        have = self._registered.setdefault(name, set())
-        for gone in sorted(have - set(wanted)):
-            registry.unregister(gone)
-            have.discard(gone)
-        for tool in tools:
-            try:
-                if tool.name in have:
-                    registry.replace(tool)
-                else:
-                    registry.register(tool)
-                    have.add(tool.name)
-            except ToolDefinitionError as exc:
-                notes.append(f"tool {tool.name} is not offered: {exc}")
+        with self._tools_lock:
+            if self.config(name) is not config or not config.enabled:
+                return
+            have = self._registered.setdefault(name, set())
+            for gone in sorted(have - set(wanted)):
+                registry.unregister(gone)
+                have.discard(gone)
+            for tool in tools:
+                try:
+                    if tool.name in have:
+                        registry.replace(tool)
+                    else:
+                        registry.register(tool)
+                        have.add(tool.name)
+                except ToolDefinitionError as exc:
+                    notes.append(f"tool {tool.name} is not offered: {exc}")
+            offered = [
+                {"name": t.name, "tool": wanted_original(t.name, conn.tools, name), "asks": t.mutating}
+                for t in tools
+                if t.name in have
+            ]
         with self._lock:
             view = self._views.get(name)
             if view is not None:
-                view["tools"] = [
-                    {"name": t.name, "tool": wanted_original(t.name, conn.tools, name), "asks": t.mutating}
-                    for t in tools
-                    if t.name in have
-                ]
-                view["problems"] = notes
+                view.update(tools=offered, problems=notes)
 
     def _withdraw(self, name: str) -> None:
         registry = self._registry()
-        for tool in sorted(self._registered.pop(name, set())):
-            if registry is not None:
-                registry.unregister(tool)
+        with self._tools_lock:
+            for tool in sorted(self._registered.pop(name, set())):
+                if registry is not None:
+                    registry.unregister(tool)
         with self._lock:
             view = self._views.get(name)
             if view is not None:

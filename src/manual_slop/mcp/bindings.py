@@ -103,10 +103,10 @@ class McpBinding:
             self.manager.close()
 
     # -- any thread -------------------------------------------------------------------------------
-    def prepare(self) -> None:
+    def prepare(self, timeout: float | None = None) -> None:
         """Before a send (request thread): start the servers whose tools were never listed."""
         if self.manager is not None:
-            self.manager.prepare()
+            self.manager.prepare() if timeout is None else self.manager.prepare(timeout)
 
     def _changed(self) -> None:
         self.ctrl.post_gui_task({"action": "custom_callback", "callback": self.refresh})

@@ -38,6 +38,7 @@ DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 3600.0
 SERVER_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")  # no "__": that separates server and tool
 MAX_NAME = 24
+SECRET_FIELDS = ("env", "headers")
 # what a child inherits from the app besides its configured env (the SDK adds HOME, PATH, USER, ...)
 INHERITED = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TEMP", "TMP", "SYSTEMROOT", "NODE_PATH")
 
@@ -168,10 +169,11 @@ def _server(name: str, entry: Any, scope: str, label: str, problems: list[Proble
             continue
         try:
             values[field_name] = check(entry[field_name])
-        except ValueError as exc:
-            refuse(
-                field_name, f"expected {FIELDS[field_name][0]}, got {describe_value(entry[field_name])}{exc}"
-            )
+        except ValueError:
+            value = entry[field_name]
+            # env and header values may be secrets: only their shape is described
+            got = f"a {type(value).__name__}" if field_name in SECRET_FIELDS else describe_value(value)
+            refuse(field_name, f"expected {FIELDS[field_name][0]}, got {got}")
             return None
     command, url = values.get("command", ""), values.get("url", "")
     if bool(command) == bool(url):

@@ -105,6 +105,7 @@ DEFAULT_WINDOWS: dict[str, bool] = {
     "Agents": False,
     "Prompt Inspector": False,
     "Approval Rules": False,
+    "MCP": False,
 }
 
 APPROVAL_POLICIES: tuple[str, ...] = ("manual", "allow_list", "auto")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from manual_slop.automation import AutomationError
 from manual_slop.hooks.errors import Conflict, NotFound
 from manual_slop.hooks.routes import Call, Route
 
@@ -53,7 +54,10 @@ class McpApi:
             binding.refresh()
             return next(s for s in binding.servers() if s["name"] == name)
 
-        server = self.on_main(apply)
+        try:
+            server = self.on_main(apply)
+        except AutomationError as exc:  # e.g. restarting a disabled server
+            raise Conflict(str(exc)) from None
         if server is None:
             raise NotFound(f"no MCP server {name[:70]!r}; GET /api/mcp/servers lists them")
         return {"server": server}

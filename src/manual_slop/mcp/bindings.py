@@ -85,7 +85,10 @@ class McpBinding:
         return [dict(s) for s in self.view["servers"]]
 
     def restart(self, name: str) -> None:
-        self._manager_for(name).restart(name)
+        manager = self._manager_for(name)
+        if not self.configs[name].enabled:
+            raise InvalidValue(f"MCP server {name!r} is disabled; enable it first")
+        manager.restart(name)
 
     def set_enabled(self, name: str, enabled: bool) -> None:
         """Switch a server on or off, and save the switch in the file that defines it."""

@@ -59,6 +59,11 @@ CONTRACT = {
     # issue 18: HITL rules
     ("GET", "/api/approval/rules"),
     ("PUT", "/api/approval/rules"),
+    # issue 19: external MCP servers
+    ("GET", "/api/mcp/servers"),
+    ("POST", "/api/mcp/servers/{name}/restart"),
+    ("POST", "/api/mcp/servers/{name}/enable"),
+    ("POST", "/api/mcp/servers/{name}/disable"),
 }
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
 

@@ -231,3 +231,40 @@ def test_disable_withdraws_the_tools_persists_and_enable_brings_them_back(rig: R
     rig.ctrl.mcp.prepare()  # what the next send does
     assert "git__git_status" in rig.registry().names()
     pump_until(rig.ctrl, lambda: rig.server("git")["state"] == "running", timeout=10)
+
+
+def test_approval_rules_decide_mcp_tools_by_their_names(rig: Rig) -> None:
+    rules = [
+        {"name": "echo ok", "trigger": "before_tool", "tool": "ev__echo", "action": "allow", "priority": 5},
+        {
+            "name": "no writes",
+            "trigger": "before_tool",
+            "tool": "fs__write_file",
+            "action": "deny",
+            "priority": 5,
+        },
+    ]
+    rig.ctrl.fields.set("approval_policy", "allow_list")  # where allow rules are in force
+    rig.ctrl.governance.replace(rules)
+    target = rig.data / "denied.txt"
+    before = len(rig.fake.model_calls())
+    try:
+        rig.fake.push(
+            Reply(
+                "",
+                [
+                    Call("ev__echo", {"message": "allowed by a rule"}),
+                    Call("fs__write_file", {"path": str(target), "content": "x"}),
+                ],
+            ),
+            Reply("Ruled."),
+        )
+        rig.send("echo and write")
+        rig.wait_done()  # no dialog was needed
+    finally:
+        rig.ctrl.governance.replace([])
+        rig.ctrl.fields.set("approval_policy", "manual")
+    follow_up = str(rig.fake.model_calls()[before + 1].body)
+    assert "Echo: allowed by a rule" in follow_up and not target.exists()
+    audit = (rig.ctrl.session_log.root / "audit.log").read_text()
+    assert "echo ok" in audit and "no writes" in audit

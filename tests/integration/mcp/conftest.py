@@ -39,9 +39,14 @@ def toml_servers(servers: dict[str, dict[str, Any]], **top: Any) -> str:
     return tomli_w.dumps({**top, "mcp": {"servers": servers}})
 
 
-def children() -> list[psutil.Process]:
-    """This process's descendants that are still alive (zombies count: nobody reaped them)."""
-    return list(psutil.Process().children(recursive=True))
+def children(besides: set[int] = frozenset()) -> list[psutil.Process]:  # type: ignore[assignment]
+    """This process's descendants that are still alive (zombies count: nobody reaped them),
+    except the pids in ``besides`` (those that were there before, like a test display)."""
+    return [p for p in psutil.Process().children(recursive=True) if p.pid not in besides]
+
+
+def child_pids() -> set[int]:
+    return {p.pid for p in children()}
 
 
 WAITPID = "asyncio-waitpid-"  # asyncio's watcher thread of one child: it lives as long as the child

@@ -28,6 +28,7 @@ from tests.integration.mcp.conftest import (
     EVERYTHING,
     FILESYSTEM,
     GIT,
+    child_pids,
     children,
     toml_servers,
     watcher_threads,
@@ -95,6 +96,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory, mcp_programs: None) -> Iterato
         },
     }
     (app / "config.toml").write_text(toml_servers(servers))
+    before = child_pids()
     fake = OpenAIFake()
     fake.__enter__()
     client = AIClient(retry=RetryPolicy(base_delay_s=0.01))
@@ -113,7 +115,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory, mcp_programs: None) -> Iterato
         ctrl.bind_main_thread()
         ctrl.shutdown()
         fake.__exit__(None, None, None)
-    assert children() == [], "the controller's shutdown left MCP server processes behind"
+    assert children(before) == [], "the controller's shutdown left MCP server processes behind"
     deadline = time.monotonic() + 5
     while watcher_threads() and time.monotonic() < deadline:
         time.sleep(0.02)

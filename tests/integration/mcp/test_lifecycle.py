@@ -13,7 +13,7 @@ import psutil
 from manual_slop.ai import AIClient
 from manual_slop.controller import AppController
 from tests.helpers import pump_until
-from tests.integration.mcp.conftest import FILESYSTEM, children, toml_servers
+from tests.integration.mcp.conftest import FILESYSTEM, child_pids, children, toml_servers
 
 
 def server(ctrl: AppController, name: str) -> dict:
@@ -32,8 +32,9 @@ def test_shutdown_leaves_no_child_even_of_a_server_that_ignores_stdin_close_and_
         "stubborn": {"command": "sh", "args": ["-c", stubborn]},
     }
     (app_dir / "config.toml").write_text(toml_servers(servers))
+    before = child_pids()
     ctrl = make_controller(backend=AIClient())
-    assert server(ctrl, "fs")["state"] == "stopped" and children() == []  # lazy: nothing runs yet
+    assert server(ctrl, "fs")["state"] == "stopped" and children(before) == []  # lazy: nothing runs yet
     ctrl.mcp.prepare()  # what a send does first
     pump_until(ctrl, lambda: all(server(ctrl, n)["state"] == "running" for n in servers), timeout=20)
     pids = [server(ctrl, n)["pid"] for n in servers]
@@ -44,7 +45,7 @@ def test_shutdown_leaves_no_child_even_of_a_server_that_ignores_stdin_close_and_
     started = time.monotonic()
     ctrl.bind_main_thread()
     ctrl.shutdown()
-    assert children() == [], [p.cmdline() for p in children()]
+    assert children(before) == [], [p.cmdline() for p in children(before)]
     assert time.monotonic() - started < 10
 
 

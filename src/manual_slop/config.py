@@ -106,6 +106,7 @@ DEFAULT_WINDOWS: dict[str, bool] = {
     "Skills": False,
     "Prompt Inspector": False,
     "Approval Rules": False,
+    "MCP": False,
 }
 
 APPROVAL_POLICIES: tuple[str, ...] = ("manual", "allow_list", "auto")
@@ -114,6 +115,11 @@ SHELL_PROGRAMS: tuple[str, ...] = ("auto", "bash", "pwsh", "powershell")
 # context aggregation (manual_slop.context): strategies and the default secret-line patterns
 CONTEXT_STRATEGIES: tuple[str, ...] = ("full", "summarize", "auto")
 DEFAULT_MASK_PATTERNS: tuple[str, ...] = (r"(?i)(api[_-]?key|secret|passw(or)?d|token)\s*[:=]",)
+
+
+# [mcp.servers.<name>] tables, each checked on its own by manual_slop.mcp.config (one bad entry
+# is left out with a message; the others stay), so the schema only asks for a table
+MCP_SERVERS_DOC = "External MCP servers by name (see docs/guide_mcp.md)"
 
 
 def _global_schema() -> dict[str, Field]:
@@ -161,6 +167,7 @@ def _global_schema() -> dict[str, Field]:
         "projects.recent": Field(list, [], "Recently opened project files", items=str),
         "tokens.profile": Field(str, "balanced", "Token profile: max_tokens per phase", choices=PROFILES),
         "tokens.custom": Field(dict, {}, "Limits of the custom token profile by phase", values=int),
+        "mcp.servers": Field(dict, {}, MCP_SERVERS_DOC),
     }
     for name in PROVIDER_NAMES:
         schema[f"providers.{name}.base_url"] = Field(str, "", f"{name} endpoint ('' = provider default)")
@@ -262,6 +269,7 @@ PROJECT_SCHEMA: Schema = {
     "plan.engine_timeout_s": Field(
         float, 600.0, "How long an external engine (aider) may run before it is killed", minimum=5.0
     ),
+    "mcp.servers": Field(dict, {}, MCP_SERVERS_DOC + "; an entry here replaces config.toml's of that name"),
 }
 # The project keys of the memory feature ([memory] and [rag]): AppState.memory_settings by full key.
 MEMORY_KEYS: tuple[str, ...] = tuple(key for key in PROJECT_SCHEMA if key.startswith(("memory.", "rag.")))

@@ -73,6 +73,21 @@ class Documents:
         self._project_file.save(project)
         self.project = project
 
+    def save_key_now(self, scope: str, dotted: str, value: Any) -> None:
+        """Write one key into the project file (``scope`` ``project``) or ``config.toml`` (``global``)
+        now, atomically; other unsaved edits wait for the next flush (e.g. an MCP server's
+        ``enabled`` switch, in the file that defines the server)."""
+        if scope not in ("project", "global"):
+            raise ValueError(f"scope {scope!r}: expected 'project' or 'global'")
+        target = self._project_file if scope == "project" else self._config_file
+        document = copy.deepcopy(self.project if scope == "project" else self.config)
+        set_path(document, dotted, value)
+        target.save(document)
+        if scope == "project":
+            self.project = document
+        else:
+            self.config = document
+
     def remember_project(self) -> None:
         """Make the open project ``projects.active`` and the newest of ``projects.recent``."""
         project = self.paths.project_file

@@ -17,9 +17,28 @@ import subprocess
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["kill_tree", "pump_lines"]
+__all__ = ["kill_pid_tree", "kill_tree", "pump_lines"]
 
 REAP_TIMEOUT_S = 5.0
+
+
+def kill_pid_tree(pid: int) -> None:
+    """Kill the process group led by ``pid`` and every descendant of ``pid`` that left it, without
+    reaping (for a process another owner started, e.g. the MCP SDK). A no-op once it is gone."""
+    descendants: list[Any] = []
+    try:
+        import psutil
+
+        descendants = psutil.Process(pid).children(recursive=True)
+    except Exception:
+        descendants = []  # already gone, or psutil cannot see it: the group kill still runs
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        os.killpg(pid, signal.SIGKILL)
+    for child in descendants:
+        try:
+            child.kill()
+        except Exception:
+            continue  # it ended on its own
 
 
 def kill_tree(proc: subprocess.Popen[Any]) -> None:
@@ -27,20 +46,7 @@ def kill_tree(proc: subprocess.Popen[Any]) -> None:
 
     Safe to call more than once and on a process that has already ended.
     """
-    descendants: list[Any] = []
-    try:
-        import psutil
-
-        descendants = psutil.Process(proc.pid).children(recursive=True)
-    except Exception:
-        descendants = []  # already gone, or psutil cannot see it: the group kill still runs
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    for child in descendants:
-        try:
-            child.kill()
-        except Exception:
-            continue  # it ended on its own
+    kill_pid_tree(proc.pid)
     try:
         proc.wait(timeout=REAP_TIMEOUT_S)
     except subprocess.TimeoutExpired:

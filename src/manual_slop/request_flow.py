@@ -24,7 +24,7 @@ import dataclasses
 import itertools
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -98,6 +98,13 @@ class RequestFlow:
 
     def __init__(self, ctrl: RequestHost) -> None:
         self._ctrl = ctrl
+        self._before_send: list[Callable[[], None]] = []
+
+    def before_send(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` on the request thread before every send (features register at start-up;
+        e.g. external MCP servers are started so their tools are offered). It bounds its waits;
+        an exception is logged and the send goes on."""
+        self._before_send.append(hook)
 
     # -- main thread -----------------------------------------------------------------------
     def submit(self, prompt: str) -> str:
@@ -222,6 +229,11 @@ class RequestFlow:
         if backend is None:
             raise RuntimeError("no AI backend is configured")
         backend.apply_settings(event.settings)
+        for hook in self._before_send:
+            try:
+                hook()
+            except Exception:
+                log.exception("a before-send hook failed; sending anyway")
         md_content, file_items = event.stable_md, event.file_items
         fits = event.context is not None and getattr(backend, "fits_context", False)
         refresher = None

@@ -90,6 +90,9 @@ HARMFUL_BODIES: dict[str, dict[str, Any]] = {
     "/api/skills/{name}": {"enabled": False},  # (PUT) would switch off a skill the user relies on
     "/api/plan": {"goal": "attack: spend the user's tokens on a plan"},
     "/api/mma/tickets/{id}/depends_on": {"depends_on": []},  # would rewire the user's ticket DAG
+    "/api/mcp/servers/{name}/restart": {},  # would interrupt the calls of an external MCP server
+    "/api/mcp/servers/{name}/enable": {},  # would start a server the user switched off
+    "/api/mcp/servers/{name}/disable": {},  # would take a server's tools away
     # (PUT) would let every tool call, spawn and step through without asking
     "/api/approval/rules": {
         "rules": [{"name": "attack", "trigger": "pattern", "pattern": ".*", "action": "allow", "priority": 9}]

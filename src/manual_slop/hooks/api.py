@@ -29,6 +29,7 @@ from manual_slop.governance.metrics_bindings import metrics_snapshot
 from manual_slop.hooks.agents_api import agent_routes
 from manual_slop.hooks.errors import BadRequest, Conflict, HookApiError, NotFound, RequestTimedOut
 from manual_slop.hooks.graph_api import graph_routes
+from manual_slop.hooks.mcp_api import mcp_routes
 from manual_slop.hooks.mcp_serve_api import mcp_serve_routes
 from manual_slop.hooks.memory_api import memory_routes
 from manual_slop.hooks.plan_api import plan_routes
@@ -456,6 +457,7 @@ class HookApi:
             *skill_routes(self.ctrl, self.on_main),
             *plan_routes(self.ctrl, self.on_main),
             *run_routes(self.ctrl),
+            *mcp_routes(self.ctrl, self.on_main),
             Route("GET", "/api/diagnostics", "getDiagnostics",
                   "The performance monitor's metrics, and the run metrics under 'metrics'",
                   self.diagnostics, "Diagnostics"),

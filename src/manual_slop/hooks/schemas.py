@@ -13,6 +13,7 @@ from typing import Any
 # the module itself, not through the package: the package's face imports the client and server
 import manual_slop.hooks.agents_schemas as agents_schemas
 import manual_slop.hooks.graph_schemas as graph_schemas
+import manual_slop.hooks.mcp_schemas as mcp_schemas
 import manual_slop.hooks.mcp_serve_schemas as mcp_serve_schemas
 import manual_slop.hooks.memory_schemas as memory_schemas
 import manual_slop.hooks.metrics_schemas as metrics_schemas
@@ -83,6 +84,7 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
     **runs_schemas.REQUESTS,
     **rules_schemas.REQUESTS,
     **mcp_serve_schemas.REQUESTS,
+    **mcp_schemas.REQUESTS,
 }
 
 # =========================================================================================
@@ -297,6 +299,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
     **runs_schemas.RESPONSES,
     **rules_schemas.RESPONSES,
     **mcp_serve_schemas.RESPONSES,
+    **mcp_schemas.RESPONSES,
 }
 
 # =========================================================================================

@@ -65,7 +65,7 @@ T = TypeVar("T")
 def served_tools(registry: ToolRegistry) -> list[Tool]:
     """The registry's tools a client may call: ours, not external MCP servers' (those are the
     user's own connections; passing them on would make this server a proxy nobody asked for)."""
-    return [tool for tool in registry.list() if not getattr(tool, "external", False)]
+    return [tool for tool in registry.list() if not tool.source]
 
 
 def mcp_tool(tool: Tool) -> types.Tool:

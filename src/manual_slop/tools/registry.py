@@ -160,6 +160,20 @@ class ToolRegistry:
                 self._breaker_threshold, self._breaker_cooldown_s, self._clock
             )
 
+    def replace(self, tool: Tool) -> None:
+        """Swap the registered tool of the same name for ``tool`` (its circuit breaker stays):
+        an external MCP server listed a changed definition."""
+        with self._lock:
+            if tool.name not in self._tools:
+                raise ToolDefinitionError(f"no tool named {tool.name!r} is registered")
+            self._tools[tool.name] = tool
+
+    def unregister(self, name: str) -> bool:
+        """Remove ``name`` (a tool an external MCP server no longer offers); False if absent."""
+        with self._lock:
+            self._breakers.pop(name, None)
+            return self._tools.pop(name, None) is not None
+
     def subset(self, names: Iterable[str]) -> ToolRegistry:
         """A registry of only ``names`` (an agent's allowed tools), sharing these tools, their
         circuit breakers and the executor; names not registered here are left out."""

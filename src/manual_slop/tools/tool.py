@@ -240,6 +240,7 @@ class Tool:
     path_params: tuple[str, ...] = ()
     preview: Preview | None = None
     untrusted: bool = False  # results come from outside the project: wrapped as data (tools.untrusted)
+    source: str = ""  # '' = one of ours; an external MCP server's name (never served on by our MCP server)
     _validator: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

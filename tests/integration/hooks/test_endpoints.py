@@ -39,7 +39,10 @@ def approve_in_thread(ctrl, dialog, timeout: float = 10.0) -> tuple[threading.Th
     return worker, outcome
 
 
-def test_every_endpoint_answers_per_contract(hook_app_factory) -> None:
+def test_every_endpoint_answers_per_contract(hook_app_factory, app_dir: Path) -> None:
+    # one external MCP server, disabled, whose program does not exist: nothing runs unasked
+    ghost = app_dir / "no-such-mcp-server"
+    (app_dir / "config.toml").write_text(f'[mcp.servers.ghost]\ncommand = "{ghost}"\nenabled = false\n')
     backend = FakeBackend(reply="pong")
     app: HookApp = hook_app_factory(backend=backend)
     ctrl, client = app.ctrl, app.client()
@@ -269,6 +272,14 @@ def test_every_endpoint_answers_per_contract(hook_app_factory) -> None:
     assert [r["id"] for r in app.call("GET", "/api/runs").body["runs"]] == [run.run_id]
     assert app.call("GET", f"/api/runs/{run.run_id}").body["total"] == 3
     assert app.call("GET", f"/api/runs/{run.run_id}/requests/1").body["sections"][0]["text"] == "be brief"
+
+    # external MCP servers (issue 19)
+    assert [s["name"] for s in app.call("GET", "/api/mcp/servers").body["servers"]] == ["ghost"]
+    assert app.call("POST", "/api/mcp/servers/ghost/restart").status == 409  # disabled
+    assert app.call("POST", "/api/mcp/servers/ghost/enable").body["server"]["enabled"] is True
+    assert app.call("POST", "/api/mcp/servers/ghost/restart").status == 200  # fails in the background
+    assert app.call("POST", "/api/mcp/servers/ghost/disable").body["server"]["enabled"] is False
+    assert app.call("POST", "/api/mcp/servers/nope/restart").status == 404
 
     assert client.openapi()["openapi"] == "3.1.0"
 

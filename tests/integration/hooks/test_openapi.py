@@ -65,6 +65,11 @@ CONTRACT = {
     ("GET", "/api/mcp/serve"),
     ("POST", "/api/mcp/serve"),
     ("DELETE", "/api/mcp/serve"),
+    # issue 19: external MCP servers
+    ("GET", "/api/mcp/servers"),
+    ("POST", "/api/mcp/servers/{name}/restart"),
+    ("POST", "/api/mcp/servers/{name}/enable"),
+    ("POST", "/api/mcp/servers/{name}/disable"),
 }
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
 

@@ -17,6 +17,7 @@ from manual_slop.gui.panels.discussion import render_discussion
 from manual_slop.gui.panels.file_view import render_file_view
 from manual_slop.gui.panels.files import render_files
 from manual_slop.gui.panels.logs import render_logs
+from manual_slop.gui.panels.mcp import render_mcp
 from manual_slop.gui.panels.memory import render_memory
 from manual_slop.gui.panels.message import render_message
 from manual_slop.gui.panels.mma_dashboard import render_mma_dashboard
@@ -65,4 +66,5 @@ PANELS: tuple[Panel, ...] = (
     Panel("Skills", "skills", render_skills, "MainDockSpace"),
     Panel("Prompt Inspector", "prompt_inspector", render_prompt_inspector, "MainDockSpace"),
     Panel("Approval Rules", "approval_rules", render_approval_rules, "MainDockSpace"),
+    Panel("MCP", "mcp", render_mcp, "MainDockSpace"),
 )

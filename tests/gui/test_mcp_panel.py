@@ -1,6 +1,7 @@
 """The MCP panel in the real window with the real filesystem server: its state and tools are
-shown, an entry left out of the configuration is listed, and Disable / Enable switch the server
-(saved in config.toml; its tools leave and rejoin the registry)."""
+shown, an entry left out of the configuration is listed, Disable / Enable switch the server
+(saved in config.toml; its tools leave and rejoin the registry), and Serve over HTTP / Stop
+serving start and stop this app's own MCP server."""
 
 from __future__ import annotations
 
@@ -49,8 +50,15 @@ def test_the_mcp_panel_shows_a_server_and_switches_it_off_and_on(
         assert not any(n.startswith("fs__") for n in registry.names())
         ctx.item_click("//MCP/**/Enable")
         frames_until(ctx, lambda: fs()["enabled"])
+        ctx.item_click("//MCP/**/Serve over HTTP")  # this app's own tools, for MCP clients
+        frames_until(ctx, lambda: ctrl.mcp_serve.view["running"])
+        served.append(ctrl.mcp_serve.view["url"])
+        ctx.item_click("//MCP/**/Stop serving")
+        frames_until(ctx, lambda: not ctrl.mcp_serve.view["running"])
 
+    served: list[str] = []
     run_gui(ctrl, test)
+    assert served and served[0].startswith("http://127.0.0.1:") and served[0].endswith("/mcp")
     assert "enabled = true" in (app_dir / "config.toml").read_text()
     assert any("mcp.servers.bad.trust" in p for p in ctrl.mcp.view["problems"])
     ctrl.mcp.prepare()  # the next send starts it again

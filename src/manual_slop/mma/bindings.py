@@ -10,10 +10,11 @@ context builder are wired.
 from __future__ import annotations
 
 import copy
+import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from manual_slop.automation import ActionCall
+from manual_slop.automation import ActionCall, InvalidValue
 from manual_slop.config import PROJECT_SCHEMA
 from manual_slop.mma.client import AIClientAdapter, ContextRequest, MMAServices
 from manual_slop.mma.runtime import DEFAULT_SETTINGS, MMARuntime
@@ -128,6 +129,10 @@ def _getter(state: Any, key: str) -> Any:
 
 def _setter(state: Any, key: str) -> Any:
     def set_value(value: Any) -> None:
+        if key == "backend" and value == "ray" and importlib.util.find_spec("ray") is None:
+            from manual_slop.mma.backends.ray_backend import RAY_MISSING
+
+            raise InvalidValue(RAY_MISSING)
         state.mma_settings[key] = value
 
     return set_value
@@ -205,8 +210,6 @@ def _register_actions(ctrl: AppController, runtime: MMARuntime) -> None:
 
 def _dependency_args(data: Any) -> dict[str, Any]:
     """``{ticket_id, track_id?, depends_on? | add?, remove?}`` checked (the GUI's links, the API)."""
-    from manual_slop.automation import InvalidValue
-
     if not isinstance(data, dict) or not isinstance(data.get("ticket_id"), str) or not data["ticket_id"]:
         raise InvalidValue(
             "user_data must be {'ticket_id': str, 'depends_on'?: [str], 'add'?: [str], 'remove'?: [str]}"

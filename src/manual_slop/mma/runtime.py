@@ -41,6 +41,10 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "max_workers": 4,
     "max_replans": 3,
     "tier4_patches": True,
+    "backend": "threads",
+    "ray_address": "",
+    "ray_num_cpus": 1.0,
+    "ray_max_retries": 2,
 }
 
 
@@ -56,6 +60,10 @@ class MMASettings:
         self.max_workers: int = merged["max_workers"]
         self.max_replans: int = merged["max_replans"]
         self.tier4_patches: bool = merged["tier4_patches"]
+        self.backend: str = merged["backend"]
+        self.ray_address: str = merged["ray_address"]
+        self.ray_num_cpus: float = float(merged["ray_num_cpus"])
+        self.ray_max_retries: int = int(merged["ray_max_retries"])
 
 
 class MMARuntime:

@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from manual_slop.automation import FeatureUnavailable, InvalidValue
@@ -24,6 +25,7 @@ from manual_slop.mma.models import Priority, TicketStatus, TierUsage, Track, Tra
 from manual_slop.mma.persistence import TrackStore
 from manual_slop.mma.planning import new_track_id, plan_epic, plan_track
 from manual_slop.mma.tier4 import policy_check
+from manual_slop.mma.worktree import discard_kept
 from manual_slop.tools.security import PathPolicy
 
 if TYPE_CHECKING:
@@ -41,6 +43,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "max_workers": 4,
     "max_replans": 3,
     "tier4_patches": True,
+    "worktree_approvals": "ask",
 }
 
 
@@ -56,6 +59,7 @@ class MMASettings:
         self.max_workers: int = merged["max_workers"]
         self.max_replans: int = merged["max_replans"]
         self.tier4_patches: bool = merged["tier4_patches"]
+        self.worktree_approvals: str = merged["worktree_approvals"]
 
 
 class MMARuntime:
@@ -275,6 +279,12 @@ class MMARuntime:
                 raise InvalidValue(
                     f"no track {track_id!r}; tracks: {', '.join(sorted(self._tracks)) or 'none'}"
                 )
+        with self._lock:
+            track = self._tracks[track_id]
+        for ticket in track.tickets:  # trees kept for inspection go with the track
+            if ticket.worktree:
+                discard_kept(Path(ticket.worktree), self.ctrl.base_dir())
+                ticket.worktree = ""
         try:
             moved = self.store().archive(track_id)
         except PersistenceError as exc:
@@ -315,6 +325,7 @@ class MMARuntime:
             exclude=tuple(state.files_exclude),
             path_check=policy_check(self._path_policy()),
             cost_watch=CostWatch(self.ctrl.clutch.cost_rules),
+            worktree_approvals=settings.worktree_approvals,
         )
         try:
             builder = self.builders.get(track.kind)

@@ -111,6 +111,7 @@ class ConductorConfig:
     project_files: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     path_check: PathCheck | None = None
+    read_check: PathCheck | None = None  # files a tool may not read: never copied into a scratch tree
     retry_backoff_s: float = 1.0  # the first retry's wait after a transient failure (doubles)
     recovery_repeat: int = 3  # this many failures of one class within the window: one severity up
     recovery_window_s: float = 600.0
@@ -655,7 +656,7 @@ class ConductorEngine:
 
     def workspace_for(self, ticket_id: str) -> Workspace:
         """A fresh scratch tree (made on first use) of the project for an attempt of ``ticket_id``."""
-        workspace = Workspace(self.config.base_dir)
+        workspace = Workspace(self.config.base_dir, self.config.read_check)
         with self._lock:
             self._workspaces[ticket_id] = workspace
         return workspace

@@ -313,6 +313,7 @@ class MMARuntime:
         caller = self.caller()
         settings = self.settings()
         state = self.ctrl.state
+        policy = self._path_policy()
         config = ConductorConfig(
             base_dir=self.ctrl.base_dir(),
             max_workers=settings.max_workers,
@@ -323,7 +324,8 @@ class MMARuntime:
             tier4_patches=settings.tier4_patches,
             project_files=tuple(state.project_files),
             exclude=tuple(state.files_exclude),
-            path_check=policy_check(self._path_policy()),
+            path_check=policy_check(policy),
+            read_check=policy_check(policy, write=False),
             cost_watch=CostWatch(self.ctrl.clutch.cost_rules),
             worktree_approvals=settings.worktree_approvals,
         )

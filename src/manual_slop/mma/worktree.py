@@ -43,11 +43,14 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
 from manual_slop.mma.errors import MMAError
+
+PathCheck = Callable[[Path], "str | None"]  # a refusal reason, or None (as mma.tier4.PathCheck)
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -126,9 +129,14 @@ def git_environment(home: Path) -> dict[str, str]:
 class ScratchTree:
     """A temporary, editable copy of ``project`` whose changes come back as a diff (see the module doc)."""
 
-    def __init__(self, project: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(
+        self, project: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, refuse: PathCheck | None = None
+    ) -> None:
         self.project = Path(project).resolve()
         self.max_bytes = max_bytes
+        # files never copied in (a reason, or None): what the project's policy refuses to show a tool,
+        # such as credentials or history beside the project file, must not become readable copies
+        self.refuse = refuse
         self.mode = ""  # "worktree" or "copy" once open
         self._root: Path | None = None  # temporary folder: tree/, home/, objects/, index files
         self._repo: Path | None = None  # the project's git top level (worktree mode)
@@ -325,6 +333,8 @@ class ScratchTree:
         self._git(self.top, "-c", "init.defaultBranch=scratch", "init", "--quiet")
 
     def _copy(self, source: Path, target: Path) -> None:
+        if self.refuse is not None and self.refuse(source):
+            return
         try:
             self._copied += source.lstat().st_size
             if self._copied > self.max_bytes:
@@ -418,8 +428,9 @@ class Workspace:
     the send thread opens it, the worker diffs, keeps or closes it.
     """
 
-    def __init__(self, project: Path) -> None:
+    def __init__(self, project: Path, refuse: PathCheck | None = None) -> None:
         self.project = Path(project)
+        self.refuse = refuse  # files not copied into the tree (ScratchTree.refuse)
         self.tree: ScratchTree | None = None
         self._lock = threading.Lock()
         self._closed = False
@@ -429,7 +440,7 @@ class Workspace:
             if self._closed:
                 raise ScratchTreeError("this attempt is over; its scratch tree is gone")
             if self.tree is None:
-                self.tree = ScratchTree(self.project).open()
+                self.tree = ScratchTree(self.project, refuse=self.refuse).open()
             return self.tree.path
 
     @property

@@ -345,6 +345,10 @@ class ScratchTree:
                 )
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target, follow_symlinks=False)
+        except FileNotFoundError:
+            # gone between listing and copying (an atomic write's temporary file, say): the
+            # project is live, and a file that no longer exists is not part of the snapshot
+            return
         except OSError as exc:
             raise ScratchTreeError(f"cannot copy {source} into the scratch tree: {exc}") from exc
 

@@ -104,6 +104,7 @@ def test_the_same_lines_conflict_then_retry_and_skip_behave(run_track, trees: Pa
     """A plain folder (copy mode): a conflict writes nothing and asks a human, with the hunks."""
 
     def respond(call: Call) -> str:
+        assert call.tier == "Tier 3", "only Tier 3 runs here: no attempt fails"
         attempts = [c for c in client.tier_calls("Tier 3") if c.ticket_id == call.ticket_id]
         line = 10 if len(attempts) == 1 else 12  # a retry starts from the current project
         text = (call.tree() / "mod.txt").read_text()

@@ -236,6 +236,12 @@ PROJECT_SCHEMA: Schema = {
     ),
     "mma.max_replans": Field(int, 3, "Tier 2 replans allowed per track", minimum=0, maximum=3),
     "mma.tier4_patches": Field(bool, True, "Offer Tier 4 patches for failed worker attempts"),
+    "mma.worktree_approvals": Field(
+        str,
+        "ask",
+        "Mutating tools in a ticket's scratch tree: ask each, or patch_only (the patch is approved)",
+        choices=("ask", "patch_only"),
+    ),
     "memory.history_window": Field(
         int, 1, "Newest exchanges of a conversation never summarized by compaction", minimum=1, maximum=1000
     ),

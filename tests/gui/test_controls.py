@@ -307,3 +307,22 @@ def test_step_fields_round_trip_and_refuse_bad_json() -> None:
     assert rebuild(replan, [tickets], {"tickets": "[]"})["tickets"] == []
     with pytest.raises(ValueError, match="tickets is not valid JSON"):
         rebuild(replan, [tickets], {"tickets": "[{"})
+
+
+def test_the_mma_dashboard_sets_how_tree_edits_are_approved(make_controller, run_gui) -> None:
+    ctrl = make_controller()
+    ctrl.state.mma_status = "idle"
+    assert ctrl.fields.get("mma_worktree_approvals") == "ask"
+
+    def test(ctx, app) -> None:
+        ctx.yield_(5)
+        app.focus("MMA Dashboard")
+        ctx.yield_(3)
+        ctx.item_click("//MMA Dashboard/Tree edits##worktree_approvals")
+        ctx.yield_(2)
+        ctx.item_click("//$FOCUSED/patch_only")
+        ctx.yield_(3)
+
+    run_gui(ctrl, test)
+    assert ctrl.fields.get("mma_worktree_approvals") == "patch_only"
+    assert ctrl.state.mma_settings["worktree_approvals"] == "patch_only"

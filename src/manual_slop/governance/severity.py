@@ -76,6 +76,8 @@ class FailureClass(StrEnum):
     VALIDATION_ERROR = "validation_error"
     WORKER_EXCEPTION = "worker_exception"
     SEND_FAILED = "send_failed"
+    MERGE_CONFLICT = "merge_conflict"
+    PATCH_REJECTED = "patch_rejected"
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +149,14 @@ TABLE: dict[FailureClass, Row] = {
         Severity.RECOVERABLE,
         (S.TIER4_QA, S.TIER4_QA, S.REPLAN, S.ASK_HUMAN),
         "the send raised an error that is not a provider's (a tool loop or client failure)",
+    ),
+    FailureClass.MERGE_CONFLICT: Row(
+        Severity.CRITICAL,
+        (S.ASK_HUMAN,),
+        "the ticket's patch conflicts with the project (nothing was written)",
+    ),
+    FailureClass.PATCH_REJECTED: Row(
+        Severity.CRITICAL, (S.ASK_HUMAN,), "a human rejected the ticket's patch"
     ),
 }
 

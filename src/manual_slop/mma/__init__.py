@@ -4,6 +4,7 @@ the Execution Clutch. See docs/guide_mma.md."""
 
 from __future__ import annotations
 
+from manual_slop.mma.attempt import AttemptSettings, TicketOutcome, WorktreeApprovals, run_ticket
 from manual_slop.mma.client import (
     AIClientAdapter,
     ContextBuilder,
@@ -31,6 +32,7 @@ from manual_slop.mma.errors import (
     TicketError,
     UnknownDependency,
 )
+from manual_slop.mma.merge import MergeConflict, merge_into
 from manual_slop.mma.mermaid import track_to_mermaid
 from manual_slop.mma.models import Priority, Ticket, TicketStatus, TierUsage, Track, TrackStatus
 from manual_slop.mma.persistence import TrackStore
@@ -38,10 +40,12 @@ from manual_slop.mma.planning import parse_tickets, parse_tracks, plan_epic, pla
 from manual_slop.mma.pool import WorkerPool
 from manual_slop.mma.tier4 import apply_patch, run_tier4_patch_generation, run_tier4_qa
 from manual_slop.mma.worker import TicketWorker, default_tier3_context
+from manual_slop.mma.worktree import Workspace
 
 __all__ = [
     "AIClientAdapter",
     "Aborted",
+    "AttemptSettings",
     "ConductorConfig",
     "ConductorEngine",
     "ConductorHost",
@@ -55,6 +59,7 @@ __all__ = [
     "InvalidTransition",
     "MMAError",
     "MMAServices",
+    "MergeConflict",
     "PatchError",
     "PersistenceError",
     "PlanningError",
@@ -64,6 +69,7 @@ __all__ = [
     "StepVerdict",
     "Ticket",
     "TicketError",
+    "TicketOutcome",
     "TicketStatus",
     "TicketWorker",
     "TierCaller",
@@ -76,13 +82,17 @@ __all__ = [
     "TrackStore",
     "UnknownDependency",
     "WorkerPool",
+    "Workspace",
+    "WorktreeApprovals",
     "apply_patch",
     "default_tier3_context",
+    "merge_into",
     "parse_tickets",
     "parse_tracks",
     "plan_epic",
     "plan_track",
     "replan_track",
+    "run_ticket",
     "run_tier4_patch_generation",
     "run_tier4_qa",
     "track_to_mermaid",

@@ -66,10 +66,11 @@ def default_services(ctrl: AppController) -> MMAServices:
     def settings() -> Any:
         return ctrl.call_on_main(ctrl.ai_settings, timeout=5.0)
 
-    def tools_context() -> Any:
+    def tools_context(folder: Path | None) -> Any:
         from manual_slop.tools.approval import build_execution_context
 
-        return build_execution_context(ctrl, tier="Tier 3")
+        # a ticket attempt's tools are confined to its scratch tree by the project's own policy
+        return build_execution_context(ctrl, tier="Tier 3", base_dir=folder)
 
     # The controller's backend (the app wires ai_client); none means MMA actions say so.
     client = AIClientAdapter(ctrl.backend, settings, tools_context) if ctrl.backend is not None else None

@@ -43,6 +43,7 @@ __all__ = [
     "TierClient",
     "TokenUsage",
     "ToolObserver",
+    "WorkspaceOpener",
 ]
 
 POLL_S = 0.02  # how often a waiting caller looks at its abort event
@@ -71,6 +72,8 @@ class StepVerdict:
 
 
 StepGate = Callable[[StepRequest], StepVerdict]
+# makes (on first call) and returns the folder a send's tools work in: a ticket attempt's scratch tree
+WorkspaceOpener = Callable[[], Path]
 # sees the log entry of every tool call a send ran (tool, status, mutating, message ...)
 ToolObserver = Callable[[dict[str, Any]], None]
 
@@ -97,6 +100,7 @@ class TierClient(Protocol):
         answer_schema: dict[str, Any] | None = None,
         conversation: str = "",
         ticket: str = "",
+        workspace: WorkspaceOpener | None = None,
     ) -> str: ...
 
     def last_usage(self) -> TokenUsage: ...
@@ -149,11 +153,15 @@ class TierCaller:
         tool_observer: ToolObserver | None = None,
         answer_schema: dict[str, Any] | None = None,
         ticket: str = "",
+        workspace: WorkspaceOpener | None = None,
+        on_usage: Callable[[TokenUsage], None] | None = None,
     ) -> str:
         """Send once as ``tier`` in a conversation of its own (``mma:<tier>:…``, stored like every
         conversation; no other conversation is touched); Aborted when ``abort`` is set first. An
         abort during the call stops the send itself (its cancel token), as the Stop button does.
-        ``answer_schema``: the answer is one JSON object of it (see ``mma.schemas``)."""
+        ``answer_schema``: the answer is one JSON object of it (see ``mma.schemas``). ``workspace``:
+        the tools work in the folder it returns (a ticket attempt's scratch tree), not ``base_dir``;
+        ``on_usage`` sees this call's token usage."""
         if abort is not None and abort.is_set():
             raise Aborted(f"{tier} call aborted before it started")
         token = CancelToken()
@@ -171,6 +179,8 @@ class TierCaller:
             tool_observer=tool_observer,
             answer_schema=answer_schema,
             ticket=ticket,
+            on_usage=on_usage,
+            **({"workspace": workspace} if workspace is not None else {}),
         )
         while True:
             try:
@@ -183,7 +193,13 @@ class TierCaller:
                     raise Aborted(f"{tier} call aborted while waiting for the provider") from None
 
     def _send(
-        self, tier: str, abort: threading.Event | None, md_content: str, message: str, **send: Any
+        self,
+        tier: str,
+        abort: threading.Event | None,
+        md_content: str,
+        message: str,
+        on_usage: Callable[[TokenUsage], None] | None = None,
+        **send: Any,
     ) -> str:
         """``client.send(md_content, message, **send)`` as ``tier``, in a conversation of its own."""
         ticket = send.get("ticket", "")
@@ -199,6 +215,8 @@ class TierCaller:
                 usage = client.last_usage()
                 self.usage.add(tier, usage.input_tokens, usage.output_tokens, send.get("model", ""))
                 client.set_current_tier(None)
+                if on_usage is not None:
+                    on_usage(usage)
 
     def active_sends(self) -> list[threading.Thread]:
         return self._executor.active()
@@ -217,18 +235,21 @@ class AIClientAdapter:
     and the previous model restored after it; the step gate is offered as the client's
     ``pre_tool_callback`` in the tools contract's shape (``ApprovalRequest`` →
     ``ApprovalResult``), so every mutating tool call of a worker is a step; usage is
-    ``get_token_usage()``.
+    ``get_token_usage()``. With a ``workspace`` the send's folder is the one it opens (a ticket's
+    scratch tree): the tools' context (``context(folder)``: the project's path policy rebuilt
+    for that folder), the shell's working directory and the file refresh all use it.
     """
 
     def __init__(
         self,
         client: Any,
         settings: Callable[[], Any] | None = None,
-        context: Callable[[], Any] | None = None,
+        context: Callable[[Path | None], Any] | None = None,
     ) -> None:
         self._client = client
         self._settings = settings  # the user's provider settings, applied before each call
-        self._context = context  # builds the tools' ExecutionContext (project allowlist)
+        # builds the tools' ExecutionContext: the project's allowlist, for another folder if given
+        self._context = context
         self._local = threading.local()
 
     def reset_session(self) -> None:
@@ -251,14 +272,18 @@ class AIClientAdapter:
         answer_schema: dict[str, Any] | None = None,
         conversation: str = "",
         ticket: str = "",
+        workspace: WorkspaceOpener | None = None,
     ) -> str:
         client = self._client
         if self._settings is not None:
             client.apply_settings(self._settings())
         callback = _pre_tool_callback(step_gate) if step_gate is not None else None
         extra: dict[str, Any] = {}
+        folder = workspace() if enable_tools and workspace is not None else None
+        if folder is not None:
+            base_dir = str(folder)
         if enable_tools and self._context is not None:
-            context = self._context()
+            context = self._context(folder)
             if tool_observer is not None:
                 logged = context.on_tool_call
 

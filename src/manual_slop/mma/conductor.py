@@ -50,6 +50,7 @@ from manual_slop.mma.planning import MAX_REPLANS, find_json_object, parse_ticket
 from manual_slop.mma.pool import WorkerPool
 from manual_slop.mma.tier4 import PathCheck
 from manual_slop.mma.worker import TicketWorker
+from manual_slop.mma.worktree import Workspace, discard_kept
 
 __all__ = ["ConductorConfig", "ConductorEngine", "ConductorHost", "ConductorStatus", "StateSink"]
 
@@ -110,10 +111,12 @@ class ConductorConfig:
     project_files: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     path_check: PathCheck | None = None
+    read_check: PathCheck | None = None  # files a tool may not read: never copied into a scratch tree
     retry_backoff_s: float = 1.0  # the first retry's wait after a transient failure (doubles)
     recovery_repeat: int = 3  # this many failures of one class within the window: one severity up
     recovery_window_s: float = 600.0
     cost_watch: CostWatch | None = None  # the cost_over rules: the run pauses and asks past one
+    worktree_approvals: str = "ask"  # mutating tools in a ticket's scratch tree: ask, or patch_only
 
 
 class ConductorEngine:
@@ -145,6 +148,8 @@ class ConductorEngine:
         self.pool = WorkerPool(self.config.max_workers)
         self.pool.on_exit(lambda _tid: self._wake.set())
         self._lock = threading.RLock()
+        self.merge_lock = threading.Lock()  # one patch merged into the project at a time
+        self._workspaces: dict[str, Workspace] = {}  # the running attempts' scratch trees
         self._wake = threading.Event()
         self._pause = threading.Event()
         self._abort_all = threading.Event()
@@ -197,6 +202,10 @@ class ConductorEngine:
     @property
     def tier4_patches(self) -> bool:
         return self.config.tier4_patches
+
+    @property
+    def worktree_approvals(self) -> str:
+        return self.config.worktree_approvals
 
     def start(self) -> threading.Thread:
         """Run the loop on a new thread ``slop-mma-conductor``."""
@@ -253,7 +262,17 @@ class ConductorEngine:
                 self._changed([self.engine.requeue(tid)])
             self._cancel_all("shutdown", "the app is shutting down")
         self._wake.set()
-        return self.join(timeout)
+        ended = self.join(timeout)
+        self.close_workspaces()
+        return ended
+
+    def close_workspaces(self) -> None:
+        """Remove the scratch trees of attempts still registered (a worker that did not end in
+        time at shutdown); kept trees of blocked tickets stay."""
+        with self._lock:
+            open_trees, self._workspaces = list(self._workspaces.values()), {}
+        for workspace in open_trees:
+            workspace.close()
 
     def join(self, timeout: float) -> bool:
         """Wait for the loop thread and every worker; True when all ended in time."""
@@ -282,9 +301,10 @@ class ConductorEngine:
     def unblock_ticket(self, ticket_id: str) -> None:
         """A blocked or killed ticket goes back to ``todo`` (with the blocks it cascaded)."""
         with self._lock:
-            self._ticket(ticket_id)  # MMAError for an unknown id
+            ticket = self._ticket(ticket_id)  # MMAError for an unknown id
             changed = self.engine.unblock(ticket_id)
             self._failures.pop(ticket_id, None)
+            self._discard_kept(ticket)
             self._changed(changed)
 
     def set_model_override(self, ticket_id: str, model: str) -> None:
@@ -407,6 +427,7 @@ class ConductorEngine:
 
     def _spawn(self, ticket: Ticket) -> None:
         worker_name = f"worker-{next(self._worker_names)}"
+        self._discard_kept(ticket)  # a ticket that runs again starts from the project, not its old tree
         self.engine.start(ticket.id, worker_name)
         if not self.auto_queue:
             self._credits -= 1
@@ -633,9 +654,46 @@ class ConductorEngine:
                 self._dirty = True
             self._wake.set()
 
+    def workspace_for(self, ticket_id: str) -> Workspace:
+        """A fresh scratch tree (made on first use) of the project for an attempt of ``ticket_id``."""
+        workspace = Workspace(self.config.base_dir, self.config.read_check)
+        with self._lock:
+            self._workspaces[ticket_id] = workspace
+        return workspace
+
+    def finish_workspace(
+        self, ticket_id: str, abort: threading.Event, workspace: Workspace, *, final: bool
+    ) -> None:
+        """An attempt's tree is done with: kept (its path recorded on the ticket) when it is the
+        worker's last and the ticket ended blocked, else removed."""
+        with self._lock:
+            if self._workspaces.get(ticket_id) is workspace:
+                del self._workspaces[ticket_id]
+            ticket = self.engine.dag.by_id.get(ticket_id)
+            keep = (
+                final
+                and workspace.opened
+                and ticket is not None
+                and ticket.status is TicketStatus.BLOCKED
+                and self._abort_events.get(ticket_id) is abort
+            )
+            if keep and ticket is not None:
+                root = workspace.keep()
+                if root is not None:
+                    ticket.worktree = str(root)
+                    self._changed([ticket])
+                return
+        workspace.close()
+
     # =====================================================================================
     # internals
     # =====================================================================================
+    def _discard_kept(self, ticket: Ticket) -> None:
+        """Remove the tree kept for ``ticket`` after an earlier failure (under the lock)."""
+        if ticket.worktree:
+            discard_kept(Path(ticket.worktree), self.config.base_dir)
+            ticket.worktree = ""
+
     def _ticket(self, ticket_id: str) -> Ticket:
         ticket = self.engine.dag.by_id.get(ticket_id)
         if ticket is None:

@@ -177,6 +177,7 @@ class Ticket:
     target_files: list[str] = field(default_factory=list)
     critical: bool = False  # one failure is enough to ask Tier 2 for a replan
     result: str = ""
+    worktree: str = ""  # the scratch tree kept for inspection after the ticket failed ('' = none)
     created_at: float = field(default_factory=time.time)
     updated_at: float = 0.0
     started_at: float = 0.0
@@ -223,6 +224,7 @@ class Ticket:
             "target_files": list(self.target_files),
             "critical": self.critical,
             "result": _opt(self.result),
+            "worktree": _opt(self.worktree),
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "started_at": _opt_ts(self.started_at),
@@ -258,6 +260,7 @@ class Ticket:
             target_files=_str_list(data, "target_files", where),
             critical=_bool(data, "critical", where),
             result=_str(data, "result", where),
+            worktree=_str(data, "worktree", where),
             created_at=created,
             updated_at=_float(data, "updated_at", where, created),
             started_at=_float(data, "started_at", where),

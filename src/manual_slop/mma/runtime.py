@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from manual_slop.automation import FeatureUnavailable, InvalidValue
@@ -24,6 +25,7 @@ from manual_slop.mma.models import Priority, TicketStatus, TierUsage, Track, Tra
 from manual_slop.mma.persistence import TrackStore
 from manual_slop.mma.planning import new_track_id, plan_epic, plan_track
 from manual_slop.mma.tier4 import policy_check
+from manual_slop.mma.worktree import discard_kept
 from manual_slop.tools.security import PathPolicy
 
 if TYPE_CHECKING:
@@ -45,6 +47,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "ray_address": "",
     "ray_num_cpus": 1.0,
     "ray_max_retries": 2,
+    "worktree_approvals": "ask",
 }
 
 
@@ -64,6 +67,7 @@ class MMASettings:
         self.ray_address: str = merged["ray_address"]
         self.ray_num_cpus: float = float(merged["ray_num_cpus"])
         self.ray_max_retries: int = int(merged["ray_max_retries"])
+        self.worktree_approvals: str = merged["worktree_approvals"]
 
 
 class MMARuntime:
@@ -283,6 +287,12 @@ class MMARuntime:
                 raise InvalidValue(
                     f"no track {track_id!r}; tracks: {', '.join(sorted(self._tracks)) or 'none'}"
                 )
+        with self._lock:
+            track = self._tracks[track_id]
+        for ticket in track.tickets:  # trees kept for inspection go with the track
+            if ticket.worktree:
+                discard_kept(Path(ticket.worktree), self.ctrl.base_dir())
+                ticket.worktree = ""
         try:
             moved = self.store().archive(track_id)
         except PersistenceError as exc:
@@ -311,6 +321,7 @@ class MMARuntime:
         caller = self.caller()
         settings = self.settings()
         state = self.ctrl.state
+        policy = self._path_policy()
         config = ConductorConfig(
             base_dir=self.ctrl.base_dir(),
             max_workers=settings.max_workers,
@@ -321,8 +332,10 @@ class MMARuntime:
             tier4_patches=settings.tier4_patches,
             project_files=tuple(state.project_files),
             exclude=tuple(state.files_exclude),
-            path_check=policy_check(self._path_policy()),
+            path_check=policy_check(policy),
+            read_check=policy_check(policy, write=False),
             cost_watch=CostWatch(self.ctrl.clutch.cost_rules),
+            worktree_approvals=settings.worktree_approvals,
         )
         try:
             builder = self.builders.get(track.kind)

@@ -163,12 +163,12 @@ def parse_unified_diff(text: str) -> list[FilePatch]:
     return patches
 
 
-def policy_check(policy: Any) -> PathCheck:
-    """A path check from the tools' ``PathPolicy`` (``is_allowed(path, write=True)`` → ``(ok, why)``):
-    patches obey exactly the rules file tools obey."""
+def policy_check(policy: Any, *, write: bool = True) -> PathCheck:
+    """A path check from the tools' ``PathPolicy`` (``is_allowed(path, write=…)`` → ``(ok, why)``):
+    patches obey exactly the rules file tools obey (``write=False``: what a tool may read)."""
 
     def check(path: Path) -> str | None:
-        allowed, reason = policy.is_allowed(path, write=True)
+        allowed, reason = policy.is_allowed(path, write=write)
         return None if allowed else reason
 
     return check

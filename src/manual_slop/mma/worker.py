@@ -2,17 +2,22 @@
 
 :meth:`TicketWorker.run` reads top to bottom: abort check → build prompt and
 context → spawn approval (``mma_spawn``: approve, edit, reject or abort the track)
-→ attempts. Each attempt sends in a fresh session (context amnesia) tagged
-``Tier 3``; every tool call the model proposes passes the step gate (``mma_step``
-dialog, editable). An answer starting ``BLOCKED:`` blocks the ticket; one starting
-``FAILED:`` or an exception counts as a failed attempt: Tier 4 summarizes it (and
-for ``FAILED:`` proposes a patch behind a ``tool_approval`` dialog), the model is
-escalated, and the ticket is retried up to ``max_retries`` times before it is
-blocked. The worker's word is not enough to complete a ticket: an attempt whose every
-change failed (or was rejected), or that changed nothing while the ticket names files
-to change, is a failed attempt too, with the failed tool results as its reason
-(:func:`unfinished_work`). The abort event is checked before work, in the step gate before each
-tool runs, and after each send returns.
+→ attempts. Each attempt (:func:`~manual_slop.mma.attempt.run_ticket`) sends in a fresh
+session (context amnesia) tagged ``Tier 3``, its tools confined to a fresh scratch tree of the
+project; every tool call the model proposes passes the step gate (``mma_step`` dialog,
+editable; under ``worktree_approvals = "patch_only"`` file tools in the tree run without one).
+A plain answer whose tree changed is a patch: it is shown in an editable ``apply_patch``
+dialog and, approved, merged three-way into the project (:mod:`manual_slop.mma.merge`); a
+conflict or a rejected patch writes nothing and goes to the recovery ladder (a human
+decides). An answer starting ``BLOCKED:`` blocks the ticket; one starting ``FAILED:`` or an
+exception counts as a failed attempt: Tier 4 summarizes it (and for ``FAILED:`` proposes a
+patch behind a ``tool_approval`` dialog), the model is escalated, and the ticket is retried
+up to ``max_retries`` times before it is blocked. The worker's word is not enough to complete
+a ticket: an attempt whose every change failed (or was rejected), or whose tree did not change
+while the ticket names files to change, is a failed attempt too, with the failed tool results
+as its reason (:func:`unfinished_work`). The last attempt's tree is removed when the worker
+ends, or kept for inspection when the ticket ended blocked. The abort event is checked
+before work, in the step gate before each tool runs, and after each send returns.
 
 What follows a failed attempt is the recovery orchestrator's call (``host.recover``: the
 failure's class, its severity and its ladder in :mod:`manual_slop.governance.severity`):
@@ -41,11 +46,14 @@ from manual_slop.dialogs import (
 )
 from manual_slop.governance.recovery import RecoveryStep
 from manual_slop.governance.severity import FailureClass, Strategy, classify_error
+from manual_slop.mma.attempt import AttemptSettings, TicketOutcome, WorktreeApprovals, run_ticket
 from manual_slop.mma.client import ContextBuilder, ContextRequest, StepRequest, StepVerdict, TierCaller
 from manual_slop.mma.errors import Aborted, PatchError
+from manual_slop.mma.merge import MergeConflict, merge_into
 from manual_slop.mma.models import Ticket
 from manual_slop.mma.prompts import BLOCKED_MARKER, FAILED_MARKER, tier3_worker_prompt
 from manual_slop.mma.tier4 import PathCheck, apply_patch, run_tier4_patch_generation, run_tier4_qa
+from manual_slop.mma.worktree import ScratchTreeError, Workspace
 
 __all__ = [
     "RecoveryHost",
@@ -136,6 +144,14 @@ class WorkerHost(Protocol):
     tier4_model: str
     tier4_patches: bool
     track_id: str
+    worktree_approvals: str  # "ask" | "patch_only" (mma.attempt.WorktreeApprovals)
+    merge_lock: threading.Lock  # one merge into the project at a time
+
+    def workspace_for(self, ticket_id: str) -> Workspace: ...
+
+    def finish_workspace(
+        self, ticket_id: str, abort: threading.Event, workspace: Workspace, *, final: bool
+    ) -> None: ...
 
     def ask(self, dialog: PendingDialog, abort: threading.Event) -> Decision | None: ...
 
@@ -216,10 +232,17 @@ class TicketWorker:
         self.track_title = track_title
         self.dependency_results = dependency_results or {}
         self.patched = False  # a Tier 4 patch was applied for this ticket (a change it made)
+        self.workspace: Workspace | None = None  # the current attempt's scratch tree
         self.edited = False  # a human edited the ticket's description: the prompt is rebuilt
 
     # -- the lifecycle --------------------------------------------------------------------
     def run(self) -> None:
+        try:
+            self._run()
+        finally:
+            self._end_attempt(final=True)
+
+    def _run(self) -> None:
         ticket, host, abort = self.ticket, self.host, self.abort
         try:
             if abort.is_set():
@@ -236,32 +259,17 @@ class TicketWorker:
                 return
             prompt, context = decision.payload["prompt"], decision.payload["context_md"]
             notes: str | None = ""
-            ran: list[dict[str, Any]] = []  # every attempt's tool calls, as logged
             while True:
                 failure, patchable, kind = "", False, FailureClass.WORKER_FAILED
-                try:
-                    with host.in_tier(ROLE):
-                        answer = self.caller.call(
-                            ROLE,
-                            context,
-                            prompt + notes,
-                            model=host.model_for(ticket.id),
-                            base_dir=str(host.base_dir),
-                            enable_tools=True,
-                            step_gate=self._step_gate,
-                            abort=abort,
-                            tool_observer=ran.append,
-                            ticket=ticket.id,
-                        )
-                except Aborted:
+                outcome = self._attempt(prompt + notes, context)
+                if outcome is None:
                     return
-                except Exception as exc:  # provider or tool-loop failure: an attempt that failed
-                    failure, kind = _describe(exc), classify_error(exc)
+                if outcome.error is not None:  # provider or tool-loop failure: an attempt that failed
+                    failure, kind = _describe(outcome.error), classify_error(outcome.error)
                     if kind is FailureClass.WORKER_EXCEPTION:
                         kind = FailureClass.SEND_FAILED  # raised by the send, not by this worker
                 else:
-                    if abort.is_set():
-                        return
+                    answer = outcome.answer
                     text = answer.lstrip()
                     if text.startswith(BLOCKED_MARKER):
                         failure = text[len(BLOCKED_MARKER) :].strip() or "the worker reported BLOCKED"
@@ -269,13 +277,16 @@ class TicketWorker:
                     elif text.startswith(FAILED_MARKER):
                         failure, patchable = text[len(FAILED_MARKER) :].strip() or "(no failure output)", True
                     else:
-                        failure = unfinished_work(ticket, ran, self.patched) or ""
+                        changed = bool(outcome.patch.strip())
+                        failure = unfinished_work(ticket, outcome.transcript, self.patched, changed) or ""
                         kind = FailureClass.UNFINISHED_WORK
+                        if not failure and changed:
+                            kind, failure = self._land(outcome.patch)
                         if not failure:
                             host.complete(ticket.id, abort, answer)
                             return
-                        if getattr(answer, "limit", ""):  # the round limit forced the answer
-                            kind = FailureClass.GUARD_TRIP
+                        if kind is FailureClass.UNFINISHED_WORK and getattr(answer, "limit", ""):
+                            kind = FailureClass.GUARD_TRIP  # the round limit forced the answer
                 notes = self._recover(kind, failure, context, patchable)
                 if notes is None or abort.is_set():
                     return
@@ -286,6 +297,64 @@ class TicketWorker:
         except Exception as exc:  # a bug of ours: never leave the ticket in_progress
             log.exception("worker for %s failed", ticket.id)
             host.block(ticket.id, abort, f"internal error: {_describe(exc)}", failed=False)
+
+    # -- one attempt in its own scratch tree ---------------------------------------------------
+    def _attempt(self, prompt: str, context: str) -> TicketOutcome | None:
+        """One attempt in a fresh scratch tree of the project as it is now (the previous attempt's
+        tree is removed first); None when the ticket was aborted meanwhile."""
+        host, ticket = self.host, self.ticket
+        self._end_attempt(final=False)
+        self.workspace = host.workspace_for(ticket.id)
+        settings = AttemptSettings(host.model_for(ticket.id), WorktreeApprovals(host.worktree_approvals))
+        try:
+            with host.in_tier(ROLE):
+                return run_ticket(
+                    self.caller,
+                    ticket,
+                    self.workspace,
+                    settings,
+                    prompt=prompt,
+                    context=context,
+                    step_gate=self._step_gate,
+                    abort=self.abort,
+                )
+        except Aborted:
+            return None
+        except ScratchTreeError as exc:  # the tree could not be made or diffed: a failed attempt
+            return TicketOutcome(error=exc)
+
+    def _land(self, patch: str) -> tuple[FailureClass, str]:
+        """The attempt's patch behind an editable ``apply_patch`` dialog, then merged three-way into
+        the project; ``(class, "")`` when it landed, else the failure (nothing written)."""
+        host, abort, workspace = self.host, self.abort, self.workspace
+        assert workspace is not None
+        decision = host.ask(ToolApprovalDialog("apply_patch", {"patch": patch}, patch), abort)
+        if decision is None or abort.is_set():
+            raise Aborted("aborted during the patch review")
+        if decision.abort:
+            host.abort_track(decision.decider)
+            raise Aborted("the track was aborted during the patch review")
+        if not decision.approved:
+            why = decision.reason or "no reason given"
+            return FailureClass.PATCH_REJECTED, f"the ticket's patch was rejected ({why}); nothing written"
+        edited = str(decision.payload["args"].get("patch", patch))
+        try:
+            with host.merge_lock:
+                paths = merge_into(host.base_dir, workspace.versions(edited), host.path_check)
+        except MergeConflict as exc:
+            return FailureClass.MERGE_CONFLICT, exc.report()
+        except (PatchError, ScratchTreeError) as exc:
+            return FailureClass.MERGE_CONFLICT, f"the patch cannot be merged ({exc}); nothing was written"
+        shown = ", ".join(str(p.relative_to(host.base_dir)) for p in paths) or "nothing (already there)"
+        host.notify("info", f"ticket {self.ticket.id}: its patch was merged into {shown}")
+        return FailureClass.WORKER_FAILED, ""
+
+    def _end_attempt(self, *, final: bool) -> None:
+        """The last attempt's tree: removed, or — when the ticket ended blocked — kept for
+        inspection (the conductor records where)."""
+        workspace, self.workspace = self.workspace, None
+        if workspace is not None:
+            self.host.finish_workspace(self.ticket.id, self.abort, workspace, final=final)
 
     # -- recovery ----------------------------------------------------------------------------
     def _recover(self, kind: FailureClass, failure: str, context: str, patchable: bool) -> str | None:
@@ -405,7 +474,8 @@ class TicketWorker:
             return notes + "A Tier 4 patch was proposed and rejected by the user; fix the failure yourself.\n"
         patch = decision.payload["args"].get("patch", diff)
         try:
-            paths = apply_patch(str(patch), host.base_dir, host.path_check)
+            with host.merge_lock:
+                paths = apply_patch(str(patch), host.base_dir, host.path_check)
         except PatchError as exc:
             host.notify("warning", f"ticket {self.ticket.id}: the Tier 4 patch did not apply: {exc}")
             return notes + f"A Tier 4 patch could not be applied ({exc}); fix the failure yourself.\n"
@@ -414,15 +484,19 @@ class TicketWorker:
         return notes + f"A Tier 4 patch was applied to: {shown}. Verify it and finish the ticket.\n"
 
 
-def unfinished_work(ticket: Ticket, ran: list[dict[str, Any]], patched: bool = False) -> str | None:
-    """Why a ticket whose worker claims success did not do its work (None when it did): of
-    all its attempts' tool calls (``ran``), every change failed or was rejected, or nothing
-    changed (no change, no Tier 4 patch) while the ticket names files to change. The
-    reason quotes the failed tool results."""
+def unfinished_work(
+    ticket: Ticket, ran: list[dict[str, Any]], patched: bool = False, changed: bool | None = None
+) -> str | None:
+    """Why a ticket whose worker claims success did not do its work (None when it did), from the
+    attempt's tool calls (``ran``) and whether its scratch tree changed (``changed``; None when
+    the attempt had no tree: a successful change then counts): every change failed or was
+    rejected, or nothing changed (no patch, no Tier 4 patch) while the ticket names files to
+    change. The reason quotes the failed tool results."""
     changes = [entry for entry in ran if entry.get("mutating")]
-    if patched or any(entry.get("status") == "success" for entry in changes):
+    succeeded = any(entry.get("status") == "success" for entry in changes)
+    if patched or changed or (changed is None and succeeded):
         return None
-    if changes:
+    if changes and not succeeded:
         lines = [
             f"- {entry.get('tool', '?')} ({entry.get('status', '?')}): "
             f"{str(entry.get('message') or '(no message)')[:300]}"

@@ -25,6 +25,12 @@ that baseline: ``git diff --binary`` with ``a/`` and ``b/`` paths relative to th
 folder. Leaving the ``with`` block removes the worktree (``git worktree remove --force`` and
 ``prune``) and the temporary folder.
 
+For the three-way merge of a (possibly edited) patch, :meth:`ScratchTree.versions` applies it
+to the baseline in a throw-away index and returns every file it changes as a :class:`FileChange`
+(its bytes at the baseline and after the patch). A ticket attempt makes its tree only when its
+send first needs a folder (:class:`Workspace`), and a tree kept for inspection after a failure
+(:meth:`ScratchTree.release`) is removed later with :func:`discard_kept`.
+
 Git runs with a clean environment: no system or global configuration, no hooks, no prompts,
 no opportunistic index writes in the project.
 """
@@ -36,17 +42,34 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
 from manual_slop.mma.errors import MMAError
 
-__all__ = ["DEFAULT_MAX_BYTES", "SKIP_DIRS", "ScratchTree", "ScratchTreeError", "git_environment"]
+PathCheck = Callable[[Path], "str | None"]  # a refusal reason, or None (as mma.tier4.PathCheck)
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "SCRATCH_PREFIX",
+    "SKIP_DIRS",
+    "FileChange",
+    "ScratchTree",
+    "ScratchTreeError",
+    "Workspace",
+    "discard_kept",
+    "git_environment",
+]
 
 # folders never copied into a scratch tree (tools, caches, environments, history)
 SKIP_DIRS = frozenset({".git", ".venv", "node_modules", "__pycache__", ".slop_cache", ".tools"})
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024  # files copied (copy mode, or untracked files in worktree mode)
 GIT_TIMEOUT_S = 120.0
+SCRATCH_PREFIX = "slop-scratch-"  # the temporary folders' names start so (discard_kept checks it)
+_NO_BLOB = "0" * 40
 # per-command settings that beat the project's own config: no hooks, no fsmonitor daemon, no gc
 _GIT_OPTIONS = (
     "-c",
@@ -75,6 +98,18 @@ class ScratchTreeError(MMAError):
     """A scratch tree cannot be made, diffed or removed (the message says which git step failed)."""
 
 
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file a patch changes: project-relative ``path``, its bytes at the tree's baseline and
+    after the patch (None: absent), and git's mode after it (``100644``, ``100755``, ``120000`` …)."""
+
+    path: str
+    base: bytes | None
+    theirs: bytes | None
+    mode: str = "100644"
+    base_mode: str = "100644"
+
+
 def git_environment(home: Path) -> dict[str, str]:
     """The environment git runs with: no system/global config (``home`` is a private folder),
     never prompting, no optional locks; nothing else of the caller's environment but ``PATH``."""
@@ -94,9 +129,14 @@ def git_environment(home: Path) -> dict[str, str]:
 class ScratchTree:
     """A temporary, editable copy of ``project`` whose changes come back as a diff (see the module doc)."""
 
-    def __init__(self, project: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(
+        self, project: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, refuse: PathCheck | None = None
+    ) -> None:
         self.project = Path(project).resolve()
         self.max_bytes = max_bytes
+        # files never copied in (a reason, or None): what the project's policy refuses to show a tool,
+        # such as credentials or history beside the project file, must not become readable copies
+        self.refuse = refuse
         self.mode = ""  # "worktree" or "copy" once open
         self._root: Path | None = None  # temporary folder: tree/, home/, objects/, index files
         self._repo: Path | None = None  # the project's git top level (worktree mode)
@@ -120,7 +160,7 @@ class ScratchTree:
             raise ScratchTreeError("this scratch tree is already open")
         if not self.project.is_dir():
             raise ScratchTreeError(f"{self.project} is not a folder")
-        self._root = Path(tempfile.mkdtemp(prefix="slop-scratch-"))
+        self._root = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
         (self._root / "home").mkdir()
         try:
             repo = self._repository()
@@ -149,6 +189,13 @@ class ScratchTree:
             self._root, self.mode = None, ""
             shutil.rmtree(root, ignore_errors=True)
 
+    def release(self) -> Path:
+        """Keep the tree on disk (for inspection) and forget it: the temporary folder, whose
+        ``tree/`` holds the files; :func:`discard_kept` removes it later."""
+        root = self._required_root()
+        self._root, self._repo, self._alternates, self.mode = None, None, "", ""
+        return root
+
     # -- what callers use ----------------------------------------------------------------------
     @property
     def top(self) -> Path:
@@ -175,6 +222,64 @@ class ScratchTree:
         files as they are now, paths ``a/…``/``b/…`` relative to the project folder; "" when
         nothing changed."""
         return self._diff_now("--relative", *_DIFF_OPTIONS)
+
+    def versions(self, patch: str) -> list[FileChange]:
+        """Every file ``patch`` (this tree's diff, perhaps edited by a human) changes, with its
+        bytes at the baseline and after the patch applied to the baseline; ScratchTreeError when
+        it does not apply there or touches a file outside the project folder."""
+        root = self._required_root()
+        index = root / "merge.index"
+        index.unlink(missing_ok=True)
+        extra = {"GIT_INDEX_FILE": str(index)}
+        self._git(self.top, "read-tree", self._baseline, extra=extra)
+        rel = self._rel.as_posix()
+        directory = [f"--directory={rel}"] if rel not in ("", ".") else []
+        self._git_bytes(
+            self.top,
+            ["apply", "--cached", "--whitespace=nowarn", *directory, "-"],
+            stdin=patch.encode("utf-8", "surrogateescape"),
+            extra=extra,
+        )
+        raw = self._git_bytes(
+            self.top, ["diff-index", "--cached", "--raw", "-z", "--no-renames", self._baseline], extra=extra
+        )
+        fields = raw.split(b"\0")
+        entries: list[tuple[str, str, str, str, str]] = []
+        prefix = "" if not directory else rel + "/"
+        for meta, name in zip(fields[0::2], fields[1::2], strict=False):
+            if not meta:
+                continue
+            old_mode, new_mode, old_sha, new_sha, _status = meta.decode().lstrip(":").split(" ")
+            path = name.decode("utf-8", "surrogateescape")
+            if not path.startswith(prefix):
+                raise ScratchTreeError(f"the patch changes {path}, which is outside the project folder")
+            entries.append((path[len(prefix) :], old_mode, new_mode, old_sha, new_sha))
+        blobs = self._blobs([sha for e in entries for sha in e[3:] if sha != _NO_BLOB])
+        return [
+            FileChange(
+                path,
+                blobs[old] if old != _NO_BLOB else None,
+                blobs[new] if new != _NO_BLOB else None,
+                new_mode if new != _NO_BLOB else old_mode,
+                old_mode,
+            )
+            for path, old_mode, new_mode, old, new in entries
+        ]
+
+    def _blobs(self, shas: list[str]) -> dict[str, bytes]:
+        """The contents of ``shas`` (one ``git cat-file --batch``)."""
+        if not shas:
+            return {}
+        wanted = "".join(f"{sha}\n" for sha in shas).encode()
+        out = self._git_bytes(self.top, ["cat-file", "--batch"], stdin=wanted)
+        blobs: dict[str, bytes] = {}
+        pos = 0
+        while pos < len(out):
+            end = out.index(b"\n", pos)
+            sha, _kind, size = out[pos:end].decode().split(" ")
+            blobs[sha] = out[end + 1 : end + 1 + int(size)]
+            pos = end + 1 + int(size) + 1
+        return blobs
 
     def changed_files(self) -> list[str]:
         """Project-relative paths that differ from the baseline (added, changed or deleted)."""
@@ -228,6 +333,8 @@ class ScratchTree:
         self._git(self.top, "-c", "init.defaultBranch=scratch", "init", "--quiet")
 
     def _copy(self, source: Path, target: Path) -> None:
+        if self.refuse is not None and self.refuse(source):
+            return
         try:
             self._copied += source.lstat().st_size
             if self._copied > self.max_bytes:
@@ -238,6 +345,10 @@ class ScratchTree:
                 )
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target, follow_symlinks=False)
+        except FileNotFoundError:
+            # gone between listing and copying (an atomic write's temporary file, say): the
+            # project is live, and a file that no longer exists is not part of the snapshot
+            return
         except OSError as exc:
             raise ScratchTreeError(f"cannot copy {source} into the scratch tree: {exc}") from exc
 
@@ -261,7 +372,9 @@ class ScratchTree:
         own = Path(self._git(self.top, "rev-parse", "--git-path", "index").strip())
         own = own if own.is_absolute() else self.top / own
         if own.exists():
-            shutil.copyfile(own, index)  # its stat cache saves re-hashing unchanged files
+            # its stat cache saves re-hashing unchanged files; copy2 keeps the index's mtime, which
+            # git's racy-entry check compares with (a fresh mtime made same-size edits look clean)
+            shutil.copy2(own, index)
         else:
             index.unlink(missing_ok=True)
         extra = {"GIT_INDEX_FILE": str(index)}
@@ -309,3 +422,80 @@ class ScratchTree:
         if self._root is None:
             raise ScratchTreeError("the scratch tree is not open")
         return self._root
+
+
+class Workspace:
+    """One ticket attempt's scratch tree of ``project``, made on first use.
+
+    Calling it (``workspace()``) opens the tree the first time and returns the folder the
+    attempt's tools work in; an attempt whose send never needs a folder costs no tree. Thread-safe:
+    the send thread opens it, the worker diffs, keeps or closes it.
+    """
+
+    def __init__(self, project: Path, refuse: PathCheck | None = None) -> None:
+        self.project = Path(project)
+        self.refuse = refuse  # files not copied into the tree (ScratchTree.refuse)
+        self.tree: ScratchTree | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def __call__(self) -> Path:
+        with self._lock:
+            if self._closed:
+                raise ScratchTreeError("this attempt is over; its scratch tree is gone")
+            if self.tree is None:
+                self.tree = ScratchTree(self.project, refuse=self.refuse).open()
+            return self.tree.path
+
+    @property
+    def opened(self) -> bool:
+        with self._lock:
+            return self.tree is not None
+
+    def diff(self) -> str:
+        """The attempt's patch ("" when the tree was never made or nothing changed)."""
+        with self._lock:
+            return self.tree.diff() if self.tree is not None else ""
+
+    def versions(self, patch: str) -> list[FileChange]:
+        with self._lock:
+            if self.tree is None:
+                raise ScratchTreeError("the attempt made no scratch tree, so it has no patch to merge")
+            return self.tree.versions(patch)
+
+    def keep(self) -> Path | None:
+        """Leave the tree on disk for inspection; its temporary folder (None when never made)."""
+        with self._lock:
+            self._closed = True
+            tree, self.tree = self.tree, None
+        return tree.release() if tree is not None else None
+
+    def close(self) -> None:
+        """Remove the tree (safe to call twice, and from another thread at shutdown)."""
+        with self._lock:
+            self._closed = True
+            tree, self.tree = self.tree, None
+        if tree is not None:
+            tree.close()
+
+
+def discard_kept(root: Path, project: Path) -> bool:
+    """Remove a tree kept by :meth:`ScratchTree.release` (``root``: its temporary folder) and drop
+    its worktree entry from ``project``'s repository; False (nothing removed) for a folder that
+    is not a scratch tree — a path read back from a file is never trusted further than that."""
+    root = Path(root)
+    if not root.name.startswith(SCRATCH_PREFIX) or not (root / "home").is_dir():
+        return False
+    shutil.rmtree(root, ignore_errors=True)
+    env = git_environment(Path(tempfile.gettempdir()))
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        subprocess.run(
+            ["git", *_GIT_OPTIONS, "worktree", "prune"],
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )  # outside a repository this fails quietly: a copy has no entry to drop
+    return not root.exists()

@@ -22,6 +22,7 @@ through ``ctx.on_tool_call`` → ``ctrl.add_tool_call``.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -228,15 +229,20 @@ def build_execution_context(
     abort: threading.Event | None = None,
     timeout: float = 5.0,
     cancel: CancelToken | None = None,
+    base_dir: Path | None = None,
 ) -> ExecutionContext:
     """A fresh context for one send: the allowlist rebuilt from the project, approvals through the
     clutch, tool calls logged. From another thread the state is read through ``call_on_main``
-    (``timeout`` s); the tracked-file globs are expanded on the calling thread."""
+    (``timeout`` s); the tracked-file globs are expanded on the calling thread. ``base_dir``: the
+    project's policy (tracked globs, excludes, protected files) applied to another folder — an MMA
+    ticket's scratch tree — which the tools and the shell then work in instead of the project."""
     snapshot = (
         ProjectSnapshot.of(ctrl)
         if ctrl.on_main_thread()
         else ctrl.call_on_main(lambda: ProjectSnapshot.of(ctrl), timeout)
     )
+    if base_dir is not None:
+        snapshot = dataclasses.replace(snapshot, base_dir=Path(base_dir))
     policy = ctrl.path_policy(snapshot.base_dir, snapshot.tracked, snapshot.exclude)
     return ExecutionContext(
         base_dir=snapshot.base_dir,

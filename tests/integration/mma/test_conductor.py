@@ -374,7 +374,7 @@ def test_a_worker_cannot_complete_a_ticket_by_its_word_alone(run_track) -> None:
             return "Done."
         if call.ticket_id == "did_it":
             call.ran("edit_file", "error", message="old_string was not found")
-            call.ran("edit_file", "success")
+            call.write("app.py", "fixed\n")  # a real change in the attempt's tree: its patch lands
             return "Done."
         return default_responder(call)
 
@@ -396,6 +396,7 @@ def test_a_worker_cannot_complete_a_ticket_by_its_word_alone(run_track) -> None:
     assert nothing.status is TicketStatus.BLOCKED
     assert "without changing anything; the ticket asks for changes to util.py" in nothing.blocked_reason
     assert track.ticket("did_it").status is TicketStatus.COMPLETED
+    assert (conductor.base_dir / "app.py").read_text() == "fixed\n"
     assert track.ticket("just_answer").status is TicketStatus.COMPLETED
     assert len([c for c in client.tier_calls("Tier 4") if "old_string" in c.message]) >= 1  # QA saw why
     assert conductor.status is ConductorStatus.BLOCKED

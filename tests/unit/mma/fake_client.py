@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from manual_slop.mma.client import StepGate, StepRequest, TokenUsage
@@ -33,11 +34,29 @@ class Call:
     answer: str = ""
     tool_observer: Callable[[dict[str, Any]], None] | None = None
     answer_schema: dict[str, Any] | None = None  # what a grammar would hold the answer to
+    workspace: Callable[[], Path] | None = None  # a ticket attempt's scratch tree (made on first use)
 
     @property
     def ticket_id(self) -> str | None:
         match = re.search(r"^Ticket (\S+):", self.message, re.MULTILINE)
         return match.group(1) if match else None
+
+    def tree(self) -> Path:
+        """The folder this call's tools work in: the attempt's scratch tree (what the real
+        client's tools would edit; a test writes there as a successful tool call would)."""
+        assert self.workspace is not None, "this call has no scratch tree"
+        return self.workspace()
+
+    def write(self, name: str, text: str) -> None:
+        """A successful ``write_file`` in the tree, as the tool log would report it."""
+        verdict = self.step("write_file", {"path": name, "content": text})
+        if verdict.approved:
+            path = self.tree() / verdict.args["path"]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(verdict.args["content"])
+            self.ran("write_file")
+        else:
+            self.ran("write_file", "rejected", message=verdict.reason)
 
     def step(self, tool: str, args: dict[str, Any]) -> Any:
         assert self.step_gate is not None, "tools are off for this call"
@@ -101,6 +120,7 @@ class FakeTierClient:
         answer_schema: dict[str, Any] | None = None,
         conversation: str = "",
         ticket: str = "",
+        workspace: Callable[[], Path] | None = None,
     ) -> str:
         self.conversations.append((conversation, ticket))
         call = Call(
@@ -113,6 +133,7 @@ class FakeTierClient:
             step_gate=step_gate if enable_tools else None,
             tool_observer=tool_observer if enable_tools else None,
             answer_schema=answer_schema,
+            workspace=workspace if enable_tools else None,
         )
         with self._lock:
             self.calls.append(call)

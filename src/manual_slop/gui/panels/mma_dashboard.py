@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from imgui_bundle import ImVec2, imgui
 
 from manual_slop.governance.cost import estimate_cost  # the list-price estimate (re-exported)
-from manual_slop.gui.inputs import text_field
+from manual_slop.gui.inputs import combo_field, text_field
 from manual_slop.gui.plan_view import render_active_plan, render_plan_start
 from manual_slop.gui.widgets import (
     COLORS,
@@ -30,6 +30,7 @@ from manual_slop.gui.widgets import (
     text_colored,
     text_elided,
 )
+from manual_slop.mma.attempt import WorktreeApprovals
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
@@ -60,6 +61,9 @@ def control_blockers(status: str, epic: str = "") -> dict[str, str]:
         "btn_mma_abort": "" if live else "nothing is running",
         "btn_mma_abort_ticket": "" if live else "the track is not running",
     }
+
+
+WORKTREE_APPROVALS = tuple(str(v) for v in WorktreeApprovals)
 
 
 def render_mma_dashboard(ui: Ui) -> None:
@@ -182,6 +186,15 @@ def _controls(ui: Ui, blockers: dict[str, str]) -> None:
     imgui.push_style_color(imgui.Col_.button, COLORS["killed"] * 0.7)
     _action_button(ui, "Abort", "btn_mma_abort", blockers)
     imgui.pop_style_color()
+    imgui.same_line()
+    imgui.set_next_item_width(imgui.calc_text_size("patch_only").x + 40)
+    combo_field(ui, "Tree edits##worktree_approvals", "mma_worktree_approvals", list(WORKTREE_APPROVALS))
+    if imgui.is_item_hovered():
+        imgui.set_tooltip(
+            "Each ticket attempt edits its own scratch tree.\n"
+            "ask: every file edit and command asks; patch_only: file edits run, the patch asks\n"
+            "(the shell always asks unless a rule allows it)."
+        )
 
 
 def _tickets(ui: Ui, blockers: dict[str, str]) -> None:
@@ -280,8 +293,11 @@ def _description_cell(ticket: dict[str, Any]) -> None:
     else:
         imgui.text_unformatted(elide(text, width))
     imgui.end_group()
+    kept = str(ticket.get("worktree") or "")
     if (text or reason) and imgui.is_item_hovered():
         tip = text if not reason else f"{text}\n\nblocked: {reason}"
+        if kept:
+            tip += f"\n\nits last attempt's tree, kept for inspection: {kept}/tree"
         imgui.set_tooltip(clip_tooltip(tip, 2000))
 
 

@@ -117,6 +117,7 @@ class ConductorConfig:
     recovery_window_s: float = 600.0
     cost_watch: CostWatch | None = None  # the cost_over rules: the run pauses and asks past one
     worktree_approvals: str = "ask"  # mutating tools in a ticket's scratch tree: ask, or patch_only
+    remote_attempts: Any = None  # None: attempts on worker threads; RayAttempts: as Ray tasks
 
 
 class ConductorEngine:
@@ -206,6 +207,10 @@ class ConductorEngine:
     @property
     def worktree_approvals(self) -> str:
         return self.config.worktree_approvals
+
+    @property
+    def remote_attempts(self) -> Any:
+        return self.config.remote_attempts
 
     def start(self) -> threading.Thread:
         """Run the loop on a new thread ``slop-mma-conductor``."""

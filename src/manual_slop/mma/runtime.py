@@ -85,6 +85,7 @@ class MMARuntime:
         self._planning: threading.Thread | None = None
         self._abort_planning = threading.Event()
         self.conductor: ConductorEngine | None = None
+        self._ray: Any = None  # mma.backends.ray_attempts.RayAttempts once a Ray track ran
         # how a track of another kind is run: kind -> build(track, config) (plans register "plan")
         self.builders: dict[str, Callable[[Track, ConductorConfig], ConductorEngine]] = {}
         # a kind's own rule for DAG edits: (track, ticket id, wanted deps) -> the deps to set, or
@@ -336,6 +337,7 @@ class MMARuntime:
             read_check=policy_check(policy, write=False),
             cost_watch=CostWatch(self.ctrl.clutch.cost_rules),
             worktree_approvals=settings.worktree_approvals,
+            remote_attempts=self._remote_attempts(settings),
         )
         try:
             builder = self.builders.get(track.kind)
@@ -511,11 +513,38 @@ class MMARuntime:
             }
         )
 
+    def _remote_attempts(self, settings: MMASettings) -> Any:
+        """Where attempts run: None for threads; for Ray the app's one connection (made again
+        when its settings changed). InvalidValue, in one line, when Ray is not installed."""
+        if settings.backend != "ray":
+            return None
+        from manual_slop.mma.backends.ray_backend import RaySettings, RayUnavailable, load_ray
+
+        try:
+            load_ray()
+        except RayUnavailable as exc:
+            raise InvalidValue(str(exc)) from None
+        from manual_slop.mma.backends.ray_attempts import RayAttempts
+
+        wanted = RaySettings(settings.ray_address, settings.ray_num_cpus, settings.ray_max_retries)
+        current = self._ray
+        if current is not None and current.settings != wanted:
+            current.stop()
+            current = None
+        if current is None:
+            ctrl = self.ctrl
+            current = RayAttempts(wanted, lambda: ctrl.call_on_main(ctrl.ai_settings, timeout=5.0))
+        self._ray = current
+        return current
+
     def shutdown(self, timeout: float = 1.0) -> None:
         """Stop the conductor (in-flight tickets back to todo, saved) and planning; bounded joins."""
         self._abort_planning.set()
         if self.conductor is not None and not self.conductor.stop(timeout):
             log.warning("MMA workers still running at shutdown: %s", self.conductor.pool.active())
+        if self._ray is not None:  # the Ray cluster this app started goes with it
+            self._ray.stop()
+            self._ray = None
         if self._planning is not None:
             self._planning.join(timeout)
         for caller in self._callers:

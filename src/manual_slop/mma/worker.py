@@ -145,6 +145,7 @@ class WorkerHost(Protocol):
     tier4_patches: bool
     track_id: str
     worktree_approvals: str  # "ask" | "patch_only" (mma.attempt.WorktreeApprovals)
+    remote_attempts: Any  # None: attempts run here; else where they run (mma.backends.ray_attempts)
     merge_lock: threading.Lock  # one merge into the project at a time
 
     def workspace_for(self, ticket_id: str) -> Workspace: ...
@@ -308,6 +309,17 @@ class TicketWorker:
         settings = AttemptSettings(host.model_for(ticket.id), WorktreeApprovals(host.worktree_approvals))
         try:
             with host.in_tier(ROLE):
+                if host.remote_attempts is not None:  # a Ray task; the same outcome as below
+                    return host.remote_attempts.run(
+                        ticket,
+                        self.workspace,
+                        settings,
+                        prompt=prompt,
+                        context=context,
+                        step_gate=self._step_gate,
+                        abort=self.abort,
+                        on_retry=lambda: host.note_retry(ticket.id),
+                    )
                 return run_ticket(
                     self.caller,
                     ticket,

@@ -5,16 +5,22 @@ costs one retry on the other node, and an abort cancels the task within 2 s."""
 
 from __future__ import annotations
 
+import json
 import pickle
+import re
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from manual_slop.ai import AIClient
+from manual_slop.headless import HeadlessTicker
+from manual_slop.mma.backends.ray_attempts import RayAttempts
 from manual_slop.mma.backends.ray_backend import (
     AttemptRequest,
     RayCluster,
@@ -22,6 +28,11 @@ from manual_slop.mma.backends.ray_backend import (
     RayTicketRunner,
     split_credentials,
 )
+from manual_slop.mma.bindings import default_services
+from manual_slop.mma.client import TierCaller
+from manual_slop.mma.conductor import ConductorConfig, ConductorEngine, ConductorStatus
+from manual_slop.mma.models import Ticket, TicketStatus, TierUsage, Track
+from manual_slop.mma.persistence import TrackStore
 from manual_slop.mma.snapshot import Snapshot
 from manual_slop.mma.worktree import ScratchTree
 from tests.fakes import Call, OpenAIFake, Reply
@@ -79,18 +90,29 @@ def make_project(folder: Path) -> Path:
     return project
 
 
+def wait_for_model_calls(fake: OpenAIFake, count: int, timeout: float = 60.0) -> None:
+    """Until ``count`` model calls arrived (a client may also list the models first)."""
+    deadline = time.monotonic() + timeout
+    while len(fake.model_calls()) < count:
+        assert time.monotonic() < deadline, f"{len(fake.model_calls())} of {count} model calls arrived"
+        time.sleep(0.05)
+
+
 def attempt(fake: OpenAIFake, ticket: str = "T1") -> AttemptRequest:
     settings = {"provider": "openai_compatible", "model": "m", "base_url": fake.base_url, "api_key": KEY}
     return AttemptRequest(ticket, "Write b.txt saying 'from ray'.", "# context", settings)
 
 
-@pytest.mark.heavy(30)  # one test, one cluster: xdist cannot spread the scenarios over two clusters
-def test_attempts_on_a_two_node_cluster(cluster: Any, tmp_path: Path) -> None:
-    """Every scenario on the one cluster (the node scenario last: it kills the spare node)."""
-    for scenario in (runs_remotely, rejected_step, abort_cancels, dead_node_retries):
+@pytest.mark.heavy(60)  # one test, one cluster: xdist cannot spread the scenarios over two clusters
+def test_attempts_and_tracks_on_a_two_node_cluster(cluster: Any, tmp_path: Path, make_controller) -> None:
+    """Every scenario on the one cluster (those that kill the spare node last)."""
+    for scenario in (runs_remotely, rejected_step, abort_cancels):
         folder = tmp_path / scenario.__name__
         folder.mkdir()
         scenario(cluster, make_project(folder))
+    for track_scenario in (diamond_is_identical_on_threads_and_ray, track_abort_cancels_every_task):
+        track_scenario(cluster, tmp_path, make_controller)
+    track_survives_a_dead_node(cluster, tmp_path, make_controller)  # last: the spare node dies
 
 
 def runs_remotely(cluster: Any, project: Path) -> None:
@@ -139,7 +161,7 @@ def abort_cancels(cluster: Any, project: Path) -> None:
         ScratchTree(project) as tree,
     ):
         submission, ref = made.runner.submit(attempt(fake), Snapshot.of(tree))
-        fake.wait_for_requests(1, timeout=30)  # the task is running and waiting on the model
+        wait_for_model_calls(fake, 1)  # the task is running and waiting on the model
         abort = threading.Event()
         abort.set()
         started = time.monotonic()
@@ -149,20 +171,180 @@ def abort_cancels(cluster: Any, project: Path) -> None:
         assert time.monotonic() - started < 2.0
 
 
-def dead_node_retries(cluster: Any, project: Path) -> None:
-    """A node that dies mid-attempt costs one retry, on the other node, seen by the app."""
+# -- whole tracks through the conductor ----------------------------------------------------------
+DIAMOND = 20  # t00 -> t01 … t18 -> t19
+# a ticket's slot, then two lines nobody edits: edits that touch would conflict (as in git)
+SLOTS = "".join(f"slot {i:02d}\n--\n--\n" for i in range(DIAMOND))
+
+
+def diamond() -> list[Ticket]:
+    middle = [f"t{i:02d}" for i in range(1, DIAMOND - 1)]
+    tickets = [Ticket("t00", "write the base", target_files=["out/t00.txt"])]
+    tickets += [
+        Ticket(t, f"fill {t}'s slot", target_files=["shared.txt"], depends_on=["t00"]) for t in middle
+    ]
+    tickets.append(Ticket(f"t{DIAMOND - 1}", "sum up", target_files=["out/end.txt"], depends_on=middle))
+    return tickets
+
+
+def scripted(request: Any) -> Reply:
+    """Each ticket's model: one edit of its own (found by the ticket id in the prompt), then done."""
+    messages = request.body["messages"]
+    if messages[-1]["role"] == "tool":
+        return Reply("done")
+    ticket = re.search(r"Ticket (t\d+):", json.dumps(messages)).group(1)  # type: ignore[union-attr]
+    number = int(ticket[1:])
+    if number in (0, DIAMOND - 1):
+        name = "out/t00.txt" if number == 0 else "out/end.txt"
+        return Reply(calls=[Call("write_file", {"path": name, "content": f"made by {ticket}\n"})])
+    edit = {
+        "path": "shared.txt",
+        "old_string": f"slot {number:02d}\n",
+        "new_string": f"slot {number:02d} by {ticket}\n",
+    }
+    return Reply(calls=[Call("edit_file", edit)])
+
+
+@dataclass
+class TrackRig:
+    ctrl: Any
+    conductor: ConductorEngine
+    caller: TierCaller
+    fake: OpenAIFake
+    ticker: threading.Thread
+
+    def close(self) -> None:
+        if self.conductor.is_alive():
+            self.conductor.abort(wait=3.0)
+        self.conductor.join(5.0)
+        self.caller.shutdown(3.0)
+        self.fake.stop()
+        self.ctrl.request_stop()
+        self.ticker.join(5.0)
+
+
+def track_rig(
+    folder: Path, make_controller: Any, tickets: list[Ticket], remote: Any, fake: OpenAIFake
+) -> TrackRig:
+    folder.mkdir()
+    (folder / "config.toml").write_text(
+        f'[ai]\nprovider = "openai_compatible"\nmodel = "m"\n\n'
+        f'[providers.openai_compatible]\nbase_url = "{fake.base_url}"\nmodel = "m"\n'
+    )
+    ctrl = make_controller(
+        config_file=folder / "config.toml", environ={"OPENAI_API_KEY": KEY}, backend=AIClient()
+    )
+    base = ctrl.base_dir()
+    (base / "shared.txt").write_text(SLOTS)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=base, check=True)
+    ctrl.clutch.set_policy("auto")
+    # the app's frame loop: the tools' context is read on the main thread, as in the app
+    ticker = threading.Thread(target=HeadlessTicker(ctrl).run, name="test-ticker", daemon=True)
+    ticker.start()
+    caller = TierCaller(default_services(ctrl).client, TierUsage())
+    config = ConductorConfig(base_dir=base, max_workers=4, retry_backoff_s=0.01, remote_attempts=remote)
+    conductor = ConductorEngine(
+        Track("tr_ray", "diamond", "goal", tickets=tickets), ctrl.event_queue, True,
+        host=ctrl, caller=caller, config=config, store=TrackStore(base),
+    )  # fmt: skip
+    return TrackRig(ctrl, conductor, caller, fake, ticker)
+
+
+def files_of(base: Path) -> dict[str, bytes]:
+    """The project's files, without the app's own (its config names the fake's port)."""
+    return {p.relative_to(base).as_posix(): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()
+            and not {".git", ".slop_cache", "conductor", "logs"} & set(p.relative_to(base).parts)
+            and not (p.parent == base and p.suffix == ".toml")}  # fmt: skip
+
+
+def provider_settings(fake: OpenAIFake) -> dict[str, Any]:
+    return {"provider": "openai_compatible", "model": "m", "base_url": fake.base_url, "api_key": KEY}
+
+
+def diamond_is_identical_on_threads_and_ray(cluster: Any, tmp_path: Path, make_controller: Any) -> None:
+    """A 20-ticket diamond gives byte-identical project trees on threads and on Ray."""
+    trees = {}
+    for backend in ("threads", "ray"):
+        fake = OpenAIFake(api_key=KEY, models=["m"])
+        fake.responder = scripted
+        fake.start()
+        remote = None
+        if backend == "ray":
+            remote = RayAttempts(RaySettings(address=cluster.address), lambda f=fake: provider_settings(f))
+        rig = track_rig(tmp_path / f"diamond_{backend}", make_controller, diamond(), remote, fake)
+        try:
+            rig.conductor.start()
+            assert rig.conductor.join(120), f"{backend}: the track did not end"
+            assert rig.conductor.status is ConductorStatus.DONE, (
+                backend,
+                [(t.id, str(t.status), t.blocked_reason) for t in rig.conductor.track.tickets],
+            )
+            trees[backend] = files_of(rig.ctrl.base_dir())
+        finally:
+            rig.close()
+            if remote is not None:
+                remote.stop()
+    assert trees["threads"] == trees["ray"]
+    shared = trees["ray"]["shared.txt"].decode()
+    assert all(f"slot {i:02d} by t{i:02d}" in shared for i in range(1, DIAMOND - 1))  # 18 three-way merges
+    assert trees["ray"]["out/end.txt"] == b"made by t19\n"
+
+
+def track_abort_cancels_every_task(cluster: Any, tmp_path: Path, make_controller: Any) -> None:
+    """Abort during a Ray run: every task is cancelled within 2 s, no patch is applied."""
+    fake = OpenAIFake(api_key=KEY, models=["m"])
+    fake.responder = lambda request: Reply("too late", delay=60)
+    fake.start()
+    remote = RayAttempts(RaySettings(address=cluster.address), lambda: provider_settings(fake))
+    tickets = [Ticket(f"s{i}", "slow", target_files=["x.txt"]) for i in range(2)]
+    rig = track_rig(tmp_path / "abort", make_controller, tickets, remote, fake)
+    try:
+        before = files_of(rig.ctrl.base_dir())
+        rig.conductor.start()
+        wait_for_model_calls(fake, 2)  # both tasks are waiting on the model
+        started = time.monotonic()
+        rig.conductor.abort(wait=5.0)
+        assert rig.conductor.join(5.0)
+        beats = remote.heartbeats()
+        assert time.monotonic() - started < 2.0 + 0.5  # the abort's own bookkeeping, within reason
+        assert len(beats) == 2 and all(b[-1]["last_event"] == "started" for b in beats.values())
+        assert files_of(rig.ctrl.base_dir()) == before  # no patch applied
+        assert {t.status for t in rig.conductor.track.tickets} == {TicketStatus.KILLED}
+    finally:
+        rig.close()
+        remote.stop()
+
+
+def track_survives_a_dead_node(cluster: Any, tmp_path: Path, make_controller: Any) -> None:
+    """The spare node dies mid-run: the track completes, the ticket on it shows one retry."""
     spare = next(iter(cluster.worker_nodes))
-    turns = [Reply("first try", delay=30), Reply("second try")]
-    with (
-        Runner(cluster) as made,
-        OpenAIFake(turns, api_key=KEY, models=["m"]) as fake,
-        ScratchTree(project) as tree,
-    ):
-        submission, ref = made.runner.submit(attempt(fake), Snapshot.of(tree), prefer_node=spare.node_id)
-        fake.wait_for_requests(1, timeout=30)
+    fake = OpenAIFake(api_key=KEY, models=["m"])
+    state = {"calls": 0}
+
+    def respond(request: Any) -> Reply:
+        state["calls"] += 1
+        if state["calls"] == 1:
+            return Reply("never seen", delay=60)  # the first attempt hangs on the spare node
+        return scripted(request)
+
+    fake.responder = respond
+    fake.start()
+    remote = RayAttempts(
+        RaySettings(address=cluster.address, max_retries=2),
+        lambda: provider_settings(fake),
+        placement=lambda ticket: spare.node_id,
+    )
+    rig = track_rig(tmp_path / "dead_node", make_controller, diamond()[:1], remote, fake)
+    try:
+        rig.conductor.start()
+        wait_for_model_calls(fake, 1)
         cluster.remove_node(spare, allow_graceful=False)
-        outcome = made.runner.result(submission, ref, threading.Event())
-        beats = made.runner.heartbeats()[submission]
-    assert outcome is not None and outcome["answer"] == "second try"
-    assert outcome["starts"] == 2 and len(beats) == 2  # one retry
-    assert beats[0]["node"] == spare.node_id and beats[1]["node"] != spare.node_id
+        assert rig.conductor.join(90) and rig.conductor.status is ConductorStatus.DONE
+        ticket = rig.conductor.track.ticket("t00")
+        assert ticket.status is TicketStatus.COMPLETED and ticket.retry_count == 1
+        [starts] = remote.heartbeats().values()  # one attempt, which Ray started twice
+        assert [b["node"] == spare.node_id for b in starts] == [True, False]
+        assert (rig.ctrl.base_dir() / "out/t00.txt").read_text() == "made by t00\n"
+    finally:
+        rig.close()
+        remote.stop()

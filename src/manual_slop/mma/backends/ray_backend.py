@@ -128,7 +128,7 @@ class AttemptRequest:
     settings: Mapping[str, Any]
     model: str = ""
     tier: str = "Tier 3"
-    ask_steps: bool = True  # every mutating tool call asks (False: the patch is what is approved)
+    free_tools: tuple[str, ...] = ()  # tools that run without asking (the patch is what is approved)
 
 
 class RayCluster:
@@ -261,7 +261,7 @@ def run_attempt_remotely(request: AttemptRequest, snapshot: Snapshot, relay: Any
     def gate(approval: Any) -> ApprovalResult:
         args = dict(approval.call.args)
         relay.note.remote(submission, f"asks {approval.call.name}")
-        if not request.ask_steps and approval.call.name not in ("run_shell", "run_powershell"):
+        if approval.call.name in request.free_tools:
             return ApprovalResult(True, args)
         decision = ray.get(
             relay.ask.remote(
@@ -290,21 +290,26 @@ def run_attempt_remotely(request: AttemptRequest, snapshot: Snapshot, relay: Any
             tools = ExecutionContext.for_directory(
                 folder, redact=Redactor(secrets).redact, on_tool_call=calls.append
             )
-            answer = client.send(
-                request.context,
-                request.prompt,
-                base_dir=str(folder),
-                enable_tools=True,
-                pre_tool_callback=gate,
-                context=tools,
-                tier=request.tier,
-                ticket=request.ticket_id,
-            )
+            error = ""
+            try:
+                answer = client.send(
+                    request.context,
+                    request.prompt,
+                    base_dir=str(folder),
+                    enable_tools=True,
+                    pre_tool_callback=gate,
+                    context=tools,
+                    tier=request.tier,
+                    ticket=request.ticket_id,
+                )
+            except Exception as exc:  # the send failed: a failed attempt, told to the app as data
+                answer, error = "", f"{type(exc).__name__}: {exc}"
             usage = dict(client.get_token_usage())
         finally:
             client.cleanup()
         relay.note.remote(submission, "finished")
         return {
+            "error": error,
             "answer": str(answer),
             "patch": snapshot.diff(folder),
             "tool_calls": calls,
@@ -346,16 +351,24 @@ class RayTicketRunner:
             self._pump.start()
 
     def submit(
-        self, request: AttemptRequest, snapshot: Snapshot, *, prefer_node: str = ""
+        self,
+        request: AttemptRequest,
+        snapshot: Snapshot,
+        *,
+        prefer_node: str = "",
+        gate: Callable[[str], None] | None = None,
     ) -> tuple[str, Any]:
         """Start one attempt: ``(submission id, object ref)``; ``prefer_node``: a node id to start
-        on when it can (a retry goes anywhere)."""
+        on when it can (a retry goes anywhere); ``gate(submission)`` runs before the task starts
+        (to route its dialogs)."""
         self.start()
         clean, env = split_credentials(request.settings)
         request = AttemptRequest(**{**_fields(request), "settings": clean})
         runtime_env = dict(self.cluster.settings.runtime_env)
         runtime_env["env_vars"] = {**dict(runtime_env.get("env_vars") or {}), **env}
         submission = uuid.uuid4().hex
+        if gate is not None:
+            gate(submission)
         options: dict[str, Any] = {"runtime_env": runtime_env}
         if prefer_node:
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy

@@ -14,6 +14,10 @@ from typing import Any
 import pytest
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+APP_SIZE = (1280, 800)  # the window's own default (App): for the default layout and the docs' pictures
+# Software GL draws every pixel of every frame: 960x600 costs ~40% less CPU than 1280x800, and
+# the test engine scrolls to whatever it clicks.
+TEST_SIZE = (960, 600)
 
 
 @pytest.fixture
@@ -29,9 +33,13 @@ def run_gui(display: str) -> Callable[..., None]:
 
     from manual_slop.gui import App, kept_signal_dispositions
 
-    def runner(controller, test_fn, *, size: tuple[int, int] = (1280, 800), setup=None) -> None:
+    def runner(controller, test_fn, *, size: tuple[int, int] = TEST_SIZE, setup=None) -> None:
         app = App(controller, size=size)
         app.runner_params.ini_disable = True
+        # hello_imgui asks for 8x MSAA by default, and llvmpipe then shades every pixel of every
+        # frame several times: half of a GUI test's CPU. Dear ImGui anti-aliases its own lines
+        # and text, so the pictures barely change, and no test looks at polygon edges.
+        app.runner_params.renderer_backend_options.open_gl_options.anti_aliasing_samples = 0
         if setup is not None:
             setup(app)
         with kept_signal_dispositions():

@@ -15,7 +15,7 @@ from manual_slop.automation import InvalidValue
 from manual_slop.gui.panels import PANELS
 from manual_slop.gui.panels.ai_settings import LABELS, REFRESH
 from manual_slop.hooks import ApiHookClient, HookServer
-from tests.gui.conftest import frames_until
+from tests.gui.conftest import APP_SIZE, frames_until
 
 # the form (table) each AI Settings row is in: its widgets' paths go through it
 FORMS = {
@@ -58,7 +58,7 @@ def test_ai_settings_shows_every_label_and_widget_whole_at_the_default_layout(
         rows["Refresh"] = (refresh.rect_full.min.x, refresh.rect_full.max.x, 0.0)
         testing.capture(ctx, str(artifacts / "layout_ai_settings.png"), window="AI Settings")
 
-    run_gui(ctrl, test)
+    run_gui(ctrl, test, size=APP_SIZE)  # the layout a new user sees
     assert set(rows) == {*LABELS, "Refresh"}
     for label, (left, right, label_width) in rows.items():
         assert right <= bounds["right"], (

@@ -17,7 +17,7 @@ from imgui_bundle.immapp import testing
 from manual_slop.ai import AIClient, RetryPolicy
 from manual_slop.dialogs import AskDialog, MMAApprovalDialog, MMASpawnApprovalDialog, ToolApprovalDialog
 from tests.fakes import Call, OpenAIFake, Reply
-from tests.gui.conftest import dialog_in_thread, frames_until
+from tests.gui.conftest import APP_SIZE, dialog_in_thread, frames_until
 from tests.gui.test_app import _diamond
 from tests.gui.test_controls import STEP
 
@@ -163,7 +163,7 @@ def test_every_panel_and_modal(make_controller, run_gui, app_dir: Path, artifact
         shot("palette", ctx)
         ctx.key_press(imgui.Key.escape)
 
-    run_gui(ctrl, test)
+    run_gui(ctrl, test, size=APP_SIZE)  # the docs' pictures show the window as it opens
     for worker in workers:
         worker.join(10)
     assert len(shots) == len(PANELS) + 6

@@ -86,6 +86,8 @@ def test_a_small_window_gets_the_compact_tool_list() -> None:
     [
         ("Hello there. " + "I am a bot. " * 30, "Hello there. I am a bot"),
         ("ok " + "a" * 300, "ok a"),
+        # a 600-character paragraph said twice over (the first-run answer on the 135M model)
+        ("Intro. " + " ".join(f"This project does thing {n}." for n in range(24)) * 2, "Intro. This project"),
     ],
 )
 def test_a_repeated_ending_is_found_and_cut_to_one_copy(text: str, expected: str) -> None:
@@ -103,6 +105,9 @@ def test_a_repeated_ending_is_found_and_cut_to_one_copy(text: str, expected: str
         "a" * 199,  # under the length a loop must have
         "| --- | --- |\n" * 10,  # a table: 140 characters of repetition, not a loop
         " ".join(f"word{n}" for n in range(400)),
+        # a long passage quoted twice, with one word changed: not word for word
+        "A: " + " ".join(f"step {n}" for n in range(60)) + " B: " + " ".join(f"step {n}" for n in range(59))
+        + " end",
     ],
 )
 def test_ordinary_text_is_not_a_loop(text: str) -> None:

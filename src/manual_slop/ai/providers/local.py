@@ -25,8 +25,8 @@ A 135M model loops easily, so answers are bounded three ways: ``providers.local.
 (512 by default; ``ai.max_tokens`` when that is smaller; at most half the window), a mild
 repeat penalty (:data:`REPEAT_PENALTY`; 1.3 made the text meaningless) and a repetition
 stop (:func:`repeated_tail`): when the end of the answer repeats one piece four times over
-at least :data:`LOOP_MIN_CHARS` characters, generation stops and the answer keeps one copy,
-marked.
+at least :data:`LOOP_MIN_CHARS` characters, or a passage of over :data:`LOOP_MAX_PERIOD`
+characters twice, generation stops and the answer keeps one copy, marked.
 
 The window is the ``n_ctx`` the model was loaded with, and tokens are counted by the model's
 own tokenizer (the listener's ``/tokenize``), so a request is fitted to the real window.
@@ -80,6 +80,11 @@ REPEAT_PENALTY = 1.1
 LOOP_MIN_CHARS = 200  # a repeated tail shorter than this is not called a loop
 LOOP_MAX_PERIOD = 200
 LOOP_COPIES = 4
+# a longer passage repeated word for word even once is a loop too (prose does not do that): a
+# 600-character paragraph said twice, then again until max_tokens, was the first-run test's answer
+LONG_LOOP_MAX_PERIOD = 1500
+LONG_LOOP_COPIES = 2
+LOOP_CHECK_PIECES = 800  # streamed pieces the check looks back over (enough for two long copies)
 LOOP_MARK = "[stopped: the model was repeating itself]"
 TOKENIZE_TIMEOUT_S = 10.0
 COMPACT_TOOLS_WINDOW = 16_384  # windows up to this get the one-line-per-tool list
@@ -138,11 +143,30 @@ def default_threads() -> int:
 
 def repeated_tail(text: str) -> tuple[int, int] | None:
     """``(start, period)`` when ``text`` ends in one piece repeated at least
-    :data:`LOOP_COPIES` times over at least :data:`LOOP_MIN_CHARS` characters; else None.
+    :data:`LOOP_COPIES` times over at least :data:`LOOP_MIN_CHARS` characters, or in a passage
+    longer than :data:`LOOP_MAX_PERIOD` said :data:`LONG_LOOP_COPIES` times; else None.
     ``start`` is where the repetition begins (``text[start:start + period]`` is one copy)."""
     size = len(text)
     if size < LOOP_MIN_CHARS:
         return None
+    return _short_loop(text, size) or _long_loop(text, size)
+
+
+def _long_loop(text: str, size: int) -> tuple[int, int] | None:
+    for period in range(LOOP_MAX_PERIOD + 1, min(LONG_LOOP_MAX_PERIOD, size // LONG_LOOP_COPIES) + 1):
+        span = period * LONG_LOOP_COPIES
+        if text[size - span : size - period] == text[size - period :]:
+            return _loop_start(text, size - span, period), period
+    return None
+
+
+def _loop_start(text: str, start: int, period: int) -> int:
+    while start > 0 and text[start - 1] == text[start - 1 + period]:
+        start -= 1  # back to where the repetition really begins
+    return start
+
+
+def _short_loop(text: str, size: int) -> tuple[int, int] | None:
     end = text[-max(LOOP_MAX_PERIOD * LOOP_COPIES, LOOP_MIN_CHARS) :]  # all any period looks at
     for period in range(1, min(LOOP_MAX_PERIOD, size // LOOP_COPIES) + 1):
         span = max(period * LOOP_COPIES, LOOP_MIN_CHARS)
@@ -150,10 +174,7 @@ def repeated_tail(text: str) -> tuple[int, int] | None:
             break
         tail = end[len(end) - span :]
         if tail[period:] == tail[:-period]:  # the tail is periodic with this period
-            start = size - span
-            while start > 0 and text[start - 1] == text[start - 1 + period]:
-                start -= 1  # back to where the repetition really begins
-            return start, period
+            return _loop_start(text, size - span, period), period
     return None
 
 
@@ -355,7 +376,7 @@ class LocalProvider(Provider):
                     for shown in turn.apply(events):
                         request.stream.emit(shown)
                     check = counted["generated"] % 4 == 0 and not (tools and parser.in_block)
-                    if check and repeated_tail("".join(generated[-200:])):
+                    if check and repeated_tail("".join(generated[-LOOP_CHECK_PIECES:])):
                         finish["looping"] = True
                         return True
             return tools and parser.done  # stop generating once the execute block closed

@@ -123,6 +123,7 @@ class AppState:
     proposed_tracks: list[dict[str, Any]] = field(default_factory=list)
     active_track: dict[str, Any] | None = None
     mma_tickets: list[dict[str, Any]] = field(default_factory=list)
+    mma_ray_workers: list[dict[str, Any]] = field(default_factory=list)  # Ray attempts' heartbeats
     tier_usage: dict[str, Any] = field(default_factory=dict)
     mma_settings: dict[str, Any] = field(default_factory=dict)  # the project's [mma] table
     memory_settings: dict[str, Any] = field(default_factory=dict)  # "memory.x" / "rag.y" -> value

@@ -92,6 +92,11 @@ def register(ctrl: AppController) -> None:
     ctrl.on_project_opened(runtime.project_opened, runtime.switch_refusal)
     _register_fields(ctrl, runtime)
     _register_actions(ctrl, runtime)
+
+    def ray_workers(task: dict[str, Any]) -> None:
+        ctrl.state.mma_ray_workers = list(task["workers"])
+
+    ctrl.register_task_handler("mma_ray_workers", ray_workers)
     runtime.load_tracks()
 
 
@@ -119,6 +124,13 @@ def _register_fields(ctrl: AppController, runtime: MMARuntime) -> None:
         lambda: state.active_tier or "",
     )
     reg("mma_tier_usage", Field(dict, {}, "Tokens per tier (read-only)"), lambda: dict(state.tier_usage))
+    reg(
+        "mma_ray_workers",
+        Field(
+            list, [], "Ray attempts: ticket, node, started, last_event, starts (2+: a node died) (read-only)"
+        ),
+        lambda: [dict(w) for w in state.mma_ray_workers],
+    )
     for key in DEFAULT_SETTINGS:
         spec = PROJECT_SCHEMA[f"mma.{key}"]
         reg(f"mma_{key}", spec, _getter(state, key), _setter(state, key))

@@ -533,7 +533,11 @@ class MMARuntime:
             current = None
         if current is None:
             ctrl = self.ctrl
-            current = RayAttempts(wanted, lambda: ctrl.call_on_main(ctrl.ai_settings, timeout=5.0))
+            current = RayAttempts(
+                wanted,
+                lambda: ctrl.call_on_main(ctrl.ai_settings, timeout=5.0),
+                on_workers=lambda rows: ctrl.post_gui_task({"action": "mma_ray_workers", "workers": rows}),
+            )
         self._ray = current
         return current
 

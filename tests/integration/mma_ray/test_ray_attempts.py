@@ -98,6 +98,13 @@ def wait_for_model_calls(fake: OpenAIFake, count: int, timeout: float = 60.0) ->
         time.sleep(0.05)
 
 
+def wait_until(predicate: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+
+
 def attempt(fake: OpenAIFake, ticket: str = "T1") -> AttemptRequest:
     settings = {"provider": "openai_compatible", "model": "m", "base_url": fake.base_url, "api_key": KEY}
     return AttemptRequest(ticket, "Write b.txt saying 'from ray'.", "# context", settings)
@@ -329,10 +336,12 @@ def track_survives_a_dead_node(cluster: Any, tmp_path: Path, make_controller: An
 
     fake.responder = respond
     fake.start()
+    dashboard: list[list[dict[str, Any]]] = []  # what the MMA dashboard is sent
     remote = RayAttempts(
         RaySettings(address=cluster.address, max_retries=2),
         lambda: provider_settings(fake),
         placement=lambda ticket: spare.node_id,
+        on_workers=dashboard.append,
     )
     rig = track_rig(tmp_path / "dead_node", make_controller, diamond()[:1], remote, fake)
     try:
@@ -344,6 +353,9 @@ def track_survives_a_dead_node(cluster: Any, tmp_path: Path, make_controller: An
         assert ticket.status is TicketStatus.COMPLETED and ticket.retry_count == 1
         [starts] = remote.heartbeats().values()  # one attempt, which Ray started twice
         assert [b["node"] == spare.node_id for b in starts] == [True, False]
+        wait_until(lambda: dashboard and dashboard[-1][-1]["last_event"] == "finished")
+        [row] = dashboard[-1]
+        assert row["ticket"] == "t00" and row["starts"] == 2 and row["node"] == starts[1]["node"][:12]
         assert (rig.ctrl.base_dir() / "out/t00.txt").read_text() == "made by t00\n"
     finally:
         rig.close()

@@ -40,3 +40,38 @@ def test_the_isolation_section_matches_the_setting_and_the_tools() -> None:
     assert f"`{FailureClass.MERGE_CONFLICT}`" in body and f"`{FailureClass.PATCH_REJECTED}`" in body
     fields = text.split("## Tickets", 1)[1].split("\n## ", 1)[0]
     assert all(f"`{name}`" in fields for name in Ticket.__slots__)  # every ticket field is listed
+
+
+def test_the_ray_backend_is_refused_in_one_line_without_ray(make_controller, monkeypatch) -> None:
+    import importlib.util
+
+    from manual_slop.automation import InvalidValue
+    from manual_slop.mma.backends.ray_backend import RAY_MISSING
+
+    ctrl = make_controller()
+    real = importlib.util.find_spec
+    missing = lambda name, *rest: None if name == "ray" else real(name, *rest)  # noqa: E731
+    monkeypatch.setattr(importlib.util, "find_spec", missing)
+    try:
+        ctrl.fields.set("mma_backend", "ray")
+    except InvalidValue as exc:
+        assert str(exc).endswith(RAY_MISSING) and "\n" not in str(exc)
+    else:
+        raise AssertionError("backend = ray was accepted without Ray")
+    assert ctrl.fields.get("mma_backend") == "threads"
+    monkeypatch.undo()
+    ctrl.fields.set("mma_backend", "ray")  # installed here: accepted
+    assert ctrl.fields.get("mma_backend") == "ray"
+
+
+def test_the_ray_settings_table_is_the_code() -> None:
+    from manual_slop.mma.runtime import DEFAULT_SETTINGS
+    from tests.helpers import markdown_tables
+
+    guide = Path(__file__).resolve().parents[3] / "docs" / "guide_mma.md"
+    rows = markdown_tables(guide, "## Ray backend")[0]
+    documented = {row[0]: row[1] for row in rows}
+    assert set(documented) == {"backend", "ray_address", "ray_num_cpus", "ray_max_retries", "max_workers"}
+    for key, shown in documented.items():
+        expected = DEFAULT_SETTINGS[key]
+        assert shown == ('""' if expected == "" else str(expected)), key

@@ -11,6 +11,7 @@ same title can be told apart; long text is cut to its cell, the whole in a toolt
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from imgui_bundle import ImVec2, imgui
@@ -86,6 +87,7 @@ def render_mma_dashboard(ui: Ui) -> None:
     if track.get("kind") == "plan" and track.get("id"):
         render_active_plan(ui, str(track["id"]))
     _tickets(ui, blockers)
+    _ray_workers(ui)
     _usage(ui)
 
 
@@ -195,6 +197,14 @@ def _controls(ui: Ui, blockers: dict[str, str]) -> None:
             "ask: every file edit and command asks; patch_only: file edits run, the patch asks\n"
             "(the shell always asks unless a rule allows it)."
         )
+    imgui.same_line()
+    imgui.set_next_item_width(imgui.calc_text_size("threads").x + 40)
+    combo_field(ui, "Backend##mma_backend", "mma_backend", ["threads", "ray"])
+    if imgui.is_item_hovered():
+        imgui.set_tooltip(
+            "threads: attempts run in this app.\nray: each attempt is a Ray task (mma.ray_address; '' = a "
+            "local cluster started on demand). Needs pip install 'manual-slop[ray]'."
+        )
 
 
 def _tickets(ui: Ui, blockers: dict[str, str]) -> None:
@@ -299,6 +309,30 @@ def _description_cell(ticket: dict[str, Any]) -> None:
         if kept:
             tip += f"\n\nits last attempt's tree, kept for inspection: {kept}/tree"
         imgui.set_tooltip(clip_tooltip(tip, 2000))
+
+
+def _ray_workers(ui: Ui) -> None:
+    """The Ray attempts' heartbeats: node, start time, last event, and a retry when a node died."""
+    workers = ui.state.mma_ray_workers
+    if not workers:
+        return
+    imgui.separator_text(f"Ray workers ({len(workers)})")
+    flags = imgui.TableFlags_.row_bg | imgui.TableFlags_.borders_inner_v
+    if imgui.begin_table("##ray_workers", 5, flags):
+        for header in ("ticket", "node", "started", "last event", "starts"):
+            imgui.table_setup_column(header)
+        imgui.table_headers_row()
+        for worker in workers:
+            imgui.table_next_row()
+            started = time.strftime("%H:%M:%S", time.localtime(float(worker.get("started", 0.0))))
+            cells = (worker["ticket"], worker["node"], started, worker["last_event"], str(worker["starts"]))
+            for column, value in enumerate(cells):
+                imgui.table_set_column_index(column)
+                if column == 4 and worker["starts"] > 1:
+                    imgui.text_colored(COLORS["warn"], f"{value} (node lost)")
+                else:
+                    imgui.text_unformatted(str(value))
+        imgui.end_table()
 
 
 def _usage(ui: Ui) -> None:

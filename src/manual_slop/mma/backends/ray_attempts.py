@@ -44,6 +44,24 @@ ROLE = "Tier 3"
 log = logging.getLogger(__name__)
 
 
+def workers(beats: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One row per attempt, newest last: ticket, node, start time, last event, starts (2+: Ray
+    ran it again after a node died)."""
+    rows = []
+    for starts in beats.values():
+        last = starts[-1]
+        rows.append(
+            {
+                "ticket": str(last.get("ticket", "")),
+                "node": str(last.get("node", ""))[:12],
+                "started": float(last.get("started", 0.0)),
+                "last_event": str(last.get("last_event", "")),
+                "starts": len(starts),
+            }
+        )
+    return rows[-50:]
+
+
 class RayAttemptFailed(MMAError):
     """The Ray task ended without an answer (its send raised, or Ray gave up on it)."""
 
@@ -57,10 +75,12 @@ class RayAttempts:
         settings: RaySettings,
         provider_settings: Callable[[], Mapping[str, Any]],
         placement: Callable[[str], str] | None = None,
+        on_workers: Callable[[list[dict[str, Any]]], None] | None = None,
     ) -> None:
         self.cluster = RayCluster(settings)
         self.placement = placement  # ticket id -> a node id to start it on ('' = anywhere)
-        self.runner = RayTicketRunner(self.cluster, self._ask)
+        self._on_workers = on_workers  # the dashboard's view of the attempts (see workers())
+        self.runner = RayTicketRunner(self.cluster, self._ask, self._beats)
         self._provider_settings = provider_settings
         self._gates: dict[str, StepGate] = {}
         self._lock = threading.Lock()
@@ -122,6 +142,10 @@ class RayAttempts:
 
     def heartbeats(self) -> dict[str, list[dict[str, Any]]]:
         return self.runner.heartbeats()
+
+    def _beats(self, beats: dict[str, list[dict[str, Any]]]) -> None:
+        if self._on_workers is not None:
+            self._on_workers(workers(beats))
 
     def stop(self) -> None:
         self.runner.stop()

@@ -54,6 +54,7 @@ RAY_MISSING = "mma.backend = 'ray' needs Ray, which is not installed: pip instal
 KEY_VAR = "SLOP_RAY_KEY_"  # + provider name upper-cased: one environment variable per credential
 PUMP_WAIT_S = 0.5  # how long one relay poll waits for a dialog (also bounds the pump's stop)
 POLL_S = 0.05  # how often a waiting attempt looks at its abort flag
+MAX_BEATS = 200  # attempts whose heartbeats the app keeps
 
 
 class RayUnavailable(MMAError):
@@ -219,12 +220,16 @@ def _relay_class() -> Any:
 
         async def started(self, submission: str, info: dict[str, Any]) -> int:
             self._starts.setdefault(submission, []).append({**info, "last_event": "started"})
+            await self._queue.put({"kind": "beat", "submission": submission, **self._starts[submission][-1]})
             return len(self._starts[submission])
 
         async def note(self, submission: str, event: str) -> None:
             if self._starts.get(submission):
                 self._starts[submission][-1]["last_event"] = event
                 self._starts[submission][-1]["last_time"] = time.time()
+                await self._queue.put(
+                    {"kind": "beat", "submission": submission, **self._starts[submission][-1]}
+                )
 
         async def heartbeats(self) -> dict[str, list[dict[str, Any]]]:
             return {k: list(v) for k, v in self._starts.items()}
@@ -322,14 +327,21 @@ def run_attempt_remotely(request: AttemptRequest, snapshot: Snapshot, relay: Any
 class RayTicketRunner:
     """The app's side: submits attempts, pumps their dialogs to ``ask``, cancels, reports."""
 
-    def __init__(self, cluster: RayCluster, ask: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        cluster: RayCluster,
+        ask: Callable[[dict[str, Any]], dict[str, Any]],
+        on_beat: Callable[[dict[str, list[dict[str, Any]]]], None] | None = None,
+    ) -> None:
         self.cluster = cluster
+        self._on_beat = on_beat  # every heartbeat seen, as latest_beats() gives them
         self._ask = ask  # a relay request -> the decision (blocks while the user decides)
         self._relay: Any = None
         self._task: Any = None
         self._pump: threading.Thread | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self._beats: dict[str, list[dict[str, Any]]] = {}
 
     def start(self) -> None:
         ray = load_ray()
@@ -396,7 +408,29 @@ class RayTicketRunner:
             with contextlib.suppress(Exception):
                 self._relay.reject.remote(submission, "the ticket was aborted")
 
+    def _beat(self, beat: dict[str, Any]) -> None:
+        submission = str(beat.pop("submission"))
+        beat.pop("kind", None)
+        with self._lock:
+            starts = self._beats.setdefault(submission, [])
+            if (
+                not starts
+                or starts[-1].get("pid") != beat.get("pid")
+                or starts[-1].get("started") != beat.get("started")
+            ):
+                starts.append(beat)  # a start (Ray ran it again after its node died)
+            else:
+                starts[-1] = beat
+            while len(self._beats) > MAX_BEATS:  # the newest attempts only
+                self._beats.pop(next(iter(self._beats)))
+
+    def latest_beats(self) -> dict[str, list[dict[str, Any]]]:
+        """The heartbeats the app has seen (never waits on the cluster: for the GUI)."""
+        with self._lock:
+            return {k: [dict(b) for b in v] for k, v in self._beats.items()}
+
     def heartbeats(self) -> dict[str, list[dict[str, Any]]]:
+        """Every attempt's starts as the relay has them now (asks the cluster: up to 5 s)."""
         if self._relay is None:
             return {}
         return load_ray().get(self._relay.heartbeats.remote(), timeout=5)
@@ -424,7 +458,11 @@ class RayTicketRunner:
                 log.exception("the Ray dialog relay failed")
                 time.sleep(PUMP_WAIT_S)
                 continue
-            if request is not None:
+            if request is not None and request.get("kind") == "beat":
+                self._beat(request)
+                if self._on_beat is not None:
+                    self._on_beat(self.latest_beats())
+            elif request is not None:
                 threading.Thread(
                     target=self._decide, args=(relay, request), name="mma-ray-ask", daemon=True
                 ).start()

@@ -234,6 +234,9 @@ PROJECT_SCHEMA: Schema = {
     "mma.ray_max_retries": Field(
         int, 2, "Ray retries of a ticket whose node died (each counts as a retry)", minimum=0, maximum=10
     ),
+    "mma.ray_runtime_env": Field(
+        dict, {}, "Ray runtime_env of every ticket's task (pip, working_dir, env_vars …; keys are added)"
+    ),
     "mma.max_replans": Field(int, 3, "Tier 2 replans allowed per track", minimum=0, maximum=3),
     "mma.tier4_patches": Field(bool, True, "Offer Tier 4 patches for failed worker attempts"),
     "mma.worktree_approvals": Field(

@@ -17,6 +17,7 @@ send finishes on its daemon thread and its answer is dropped.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import threading
 import uuid
@@ -128,6 +129,9 @@ class MMAServices:
     context_builder: ContextBuilder | None = None
 
 
+PARALLEL_TIER = "Tier 3"  # calls of this tier run on forks of the client, side by side
+
+
 class TierCaller:
     """Stateless, abortable, accounted tier calls on one shared client."""
 
@@ -204,10 +208,14 @@ class TierCaller:
         """``client.send(md_content, message, **send)`` as ``tier``, in a conversation of its own."""
         ticket = send.get("ticket", "")
         conversation = f"mma:{tier}:{ticket + ':' if ticket else ''}{uuid.uuid4().hex[:12]}"
-        with self._session_lock:
+        # Tier 3 workers run side by side, each on a fork of the client (its own provider session
+        # and send lock); the other tiers take turns on the shared one
+        fork_of = getattr(self.client, "fork", None) if tier == PARALLEL_TIER else None
+        fork = fork_of() if fork_of is not None else None
+        client = fork if fork is not None else self.client
+        with contextlib.nullcontext() if fork is not None else self._session_lock:
             if abort is not None and abort.is_set():
                 raise Aborted(f"{tier} call aborted while waiting for the session")
-            client = self.client
             client.set_current_tier(tier)
             try:
                 return client.send(md_content, message, conversation=conversation, **send)
@@ -217,6 +225,8 @@ class TierCaller:
                 client.set_current_tier(None)
                 if on_usage is not None:
                     on_usage(usage)
+                if fork is not None:
+                    client.release()
 
     def active_sends(self) -> list[threading.Thread]:
         return self._executor.active()
@@ -254,6 +264,17 @@ class AIClientAdapter:
 
     def reset_session(self) -> None:
         self._client.reset_session()
+
+    def fork(self) -> AIClientAdapter | None:
+        """The same adapter on a fork of the client (:meth:`AIClient.fork`): sends that do not
+        wait for the shared client's (None when the client cannot fork). :meth:`release` it after
+        its call."""
+        if not hasattr(self._client, "fork"):
+            return None
+        return AIClientAdapter(self._client.fork(), self._settings, self._context)
+
+    def release(self) -> None:
+        self._client.release()
 
     def set_current_tier(self, tier: str | None) -> None:
         self._local.tier = tier

@@ -47,6 +47,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "ray_address": "",
     "ray_num_cpus": 1.0,
     "ray_max_retries": 2,
+    "ray_runtime_env": {},
     "worktree_approvals": "ask",
 }
 
@@ -67,6 +68,7 @@ class MMASettings:
         self.ray_address: str = merged["ray_address"]
         self.ray_num_cpus: float = float(merged["ray_num_cpus"])
         self.ray_max_retries: int = int(merged["ray_max_retries"])
+        self.ray_runtime_env: dict[str, Any] = dict(merged["ray_runtime_env"])
         self.worktree_approvals: str = merged["worktree_approvals"]
 
 
@@ -526,7 +528,9 @@ class MMARuntime:
             raise InvalidValue(str(exc)) from None
         from manual_slop.mma.backends.ray_attempts import RayAttempts
 
-        wanted = RaySettings(settings.ray_address, settings.ray_num_cpus, settings.ray_max_retries)
+        wanted = RaySettings(
+            settings.ray_address, settings.ray_num_cpus, settings.ray_max_retries, settings.ray_runtime_env
+        )
         current = self._ray
         if current is not None and current.settings != wanted:
             current.stop()

@@ -12,14 +12,11 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from manual_slop.ai import AIClient
-from manual_slop.headless import HeadlessTicker
 from manual_slop.mma.backends.ray_attempts import RayAttempts
 from manual_slop.mma.backends.ray_backend import (
     AttemptRequest,
@@ -28,16 +25,13 @@ from manual_slop.mma.backends.ray_backend import (
     RayTicketRunner,
     split_credentials,
 )
-from manual_slop.mma.bindings import default_services
-from manual_slop.mma.client import TierCaller
-from manual_slop.mma.conductor import ConductorConfig, ConductorEngine, ConductorStatus
-from manual_slop.mma.models import Ticket, TicketStatus, TierUsage, Track
-from manual_slop.mma.persistence import TrackStore
+from manual_slop.mma.conductor import ConductorStatus
+from manual_slop.mma.models import Ticket, TicketStatus
 from manual_slop.mma.snapshot import Snapshot
 from manual_slop.mma.worktree import ScratchTree
 from tests.fakes import Call, OpenAIFake, Reply
+from tests.integration.mma_ray.rig import KEY, provider_settings, track_rig
 
-KEY = "sk-ray-test-4f1e9a"
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'manual-slop[ray]'")
 
 
@@ -212,60 +206,11 @@ def scripted(request: Any) -> Reply:
     return Reply(calls=[Call("edit_file", edit)])
 
 
-@dataclass
-class TrackRig:
-    ctrl: Any
-    conductor: ConductorEngine
-    caller: TierCaller
-    fake: OpenAIFake
-    ticker: threading.Thread
-
-    def close(self) -> None:
-        if self.conductor.is_alive():
-            self.conductor.abort(wait=3.0)
-        self.conductor.join(5.0)
-        self.caller.shutdown(3.0)
-        self.fake.stop()
-        self.ctrl.request_stop()
-        self.ticker.join(5.0)
-
-
-def track_rig(
-    folder: Path, make_controller: Any, tickets: list[Ticket], remote: Any, fake: OpenAIFake
-) -> TrackRig:
-    folder.mkdir()
-    (folder / "config.toml").write_text(
-        f'[ai]\nprovider = "openai_compatible"\nmodel = "m"\n\n'
-        f'[providers.openai_compatible]\nbase_url = "{fake.base_url}"\nmodel = "m"\n'
-    )
-    ctrl = make_controller(
-        config_file=folder / "config.toml", environ={"OPENAI_API_KEY": KEY}, backend=AIClient()
-    )
-    base = ctrl.base_dir()
-    (base / "shared.txt").write_text(SLOTS)
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=base, check=True)
-    ctrl.clutch.set_policy("auto")
-    # the app's frame loop: the tools' context is read on the main thread, as in the app
-    ticker = threading.Thread(target=HeadlessTicker(ctrl).run, name="test-ticker", daemon=True)
-    ticker.start()
-    caller = TierCaller(default_services(ctrl).client, TierUsage())
-    config = ConductorConfig(base_dir=base, max_workers=4, retry_backoff_s=0.01, remote_attempts=remote)
-    conductor = ConductorEngine(
-        Track("tr_ray", "diamond", "goal", tickets=tickets), ctrl.event_queue, True,
-        host=ctrl, caller=caller, config=config, store=TrackStore(base),
-    )  # fmt: skip
-    return TrackRig(ctrl, conductor, caller, fake, ticker)
-
-
 def files_of(base: Path) -> dict[str, bytes]:
     """The project's files, without the app's own (its config names the fake's port)."""
     return {p.relative_to(base).as_posix(): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()
             and not {".git", ".slop_cache", "conductor", "logs"} & set(p.relative_to(base).parts)
             and not (p.parent == base and p.suffix == ".toml")}  # fmt: skip
-
-
-def provider_settings(fake: OpenAIFake) -> dict[str, Any]:
-    return {"provider": "openai_compatible", "model": "m", "base_url": fake.base_url, "api_key": KEY}
 
 
 def diamond_is_identical_on_threads_and_ray(cluster: Any, tmp_path: Path, make_controller: Any) -> None:
@@ -278,7 +223,14 @@ def diamond_is_identical_on_threads_and_ray(cluster: Any, tmp_path: Path, make_c
         remote = None
         if backend == "ray":
             remote = RayAttempts(RaySettings(address=cluster.address), lambda f=fake: provider_settings(f))
-        rig = track_rig(tmp_path / f"diamond_{backend}", make_controller, diamond(), remote, fake)
+        rig = track_rig(
+            tmp_path / f"diamond_{backend}",
+            make_controller,
+            diamond(),
+            remote,
+            fake,
+            files={"shared.txt": SLOTS},
+        )
         try:
             rig.conductor.start()
             assert rig.conductor.join(120), f"{backend}: the track did not end"

@@ -83,3 +83,43 @@ def test_the_adapter_speaks_the_ai_client_and_tools_contracts() -> None:
     assert caller.usage.snapshot()["Tier 3"] == {"input": 7, "output": 3, "model": "big"}
     assert inner.model == "user-model"  # the user's model is restored after a tier call
     caller.shutdown()
+
+
+class ForkingClient(ContractClient):
+    """A client whose sends meet at a barrier: two of them finish only when they run side by side."""
+
+    def __init__(self, barrier: threading.Barrier, forks: list[ForkingClient]) -> None:
+        super().__init__()
+        self.barrier, self.forks, self.released = barrier, forks, False
+
+    def fork(self) -> ForkingClient:
+        child = ForkingClient(self.barrier, self.forks)
+        self.forks.append(child)
+        return child
+
+    def release(self) -> None:
+        self.released = True
+
+    def send(self, md_content, user_message, **more):
+        self.barrier.wait(timeout=5)  # BrokenBarrierError when the other send cannot run meanwhile
+        return f"{more['tier']}/done"
+
+
+def test_tier_3_calls_run_side_by_side_on_forks_and_other_tiers_take_turns() -> None:
+    forks: list[ForkingClient] = []
+    shared = ForkingClient(threading.Barrier(2), forks)
+    caller = TierCaller(AIClientAdapter(shared), TierUsage())
+    answers: list[str] = []
+    def worker() -> None:
+        answers.append(caller.call("Tier 3", "", "go"))
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert answers == ["Tier 3/done", "Tier 3/done"]  # both passed the barrier: side by side
+    assert len(forks) == 2 and all(f.released for f in forks)
+    shared.barrier = threading.Barrier(1)
+    assert caller.call("Tier 2", "", "plan") == "Tier 2/done" and len(forks) == 2  # the shared client
+    caller.shutdown(1.0)

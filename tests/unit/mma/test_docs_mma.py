@@ -71,7 +71,8 @@ def test_the_ray_settings_table_is_the_code() -> None:
     guide = Path(__file__).resolve().parents[3] / "docs" / "guide_mma.md"
     rows = markdown_tables(guide, "## Ray backend")[0]
     documented = {row[0]: row[1] for row in rows}
-    assert set(documented) == {"backend", "ray_address", "ray_num_cpus", "ray_max_retries", "max_workers"}
+    keys = {"backend", "ray_address", "ray_num_cpus", "ray_max_retries", "ray_runtime_env", "max_workers"}
+    assert set(documented) == keys
     for key, shown in documented.items():
         expected = DEFAULT_SETTINGS[key]
-        assert shown == ('""' if expected == "" else str(expected)), key
+        assert shown == {"": '""', "{}": "{}"}.get(str(expected), str(expected)), key

@@ -205,6 +205,12 @@ def _controls(ui: Ui, blockers: dict[str, str]) -> None:
             "threads: attempts run in this app.\nray: each attempt is a Ray task (mma.ray_address; '' = a "
             "local cluster started on demand). Needs pip install 'manual-slop[ray]'."
         )
+    if ui.state.mma_settings.get("backend") == "ray":
+        imgui.same_line()
+        imgui.set_next_item_width(imgui.calc_text_size("ray://host:10001").x + 20)
+        text_field(ui, "Ray address##mma_ray_address", "mma_ray_address")
+        if imgui.is_item_hovered():
+            imgui.set_tooltip("'' = a local cluster started on demand; auto; or ray://host:10001")
 
 
 def _tickets(ui: Ui, blockers: dict[str, str]) -> None:

@@ -30,23 +30,27 @@ import logging
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from manual_slop.dialogs import CostDialog, Decision, MMAApprovalDialog, PendingDialog
-from manual_slop.governance.cost import CostWatch
 from manual_slop.governance.durable import claim_restored
 from manual_slop.governance.recovery import RecoveryOrchestrator, RecoveryStep
 from manual_slop.governance.severity import FailureClass
 from manual_slop.mma.client import ContextBuilder, ContextRequest, TierCaller
+from manual_slop.mma.conductor_config import (
+    TRACK_STATUS,
+    ConductorConfig,
+    ConductorHost,
+    ConductorStatus,
+    StateSink,
+)
 from manual_slop.mma.dag import ExecutionEngine, TrackDAG
 from manual_slop.mma.errors import Aborted, MMAError, PersistenceError
-from manual_slop.mma.models import Ticket, TicketStatus, Track, TrackStatus
+from manual_slop.mma.models import Ticket, TicketStatus, Track
 from manual_slop.mma.persistence import TrackStore
-from manual_slop.mma.planning import MAX_REPLANS, find_json_object, parse_tickets, replan_track
+from manual_slop.mma.planning import find_json_object, parse_tickets, replan_track
 from manual_slop.mma.pool import WorkerPool
 from manual_slop.mma.tier4 import PathCheck
 from manual_slop.mma.worker import TicketWorker
@@ -58,66 +62,6 @@ log = logging.getLogger(__name__)
 
 IDLE_WAIT_S = 0.05  # the loop also wakes on every change; this bounds a missed wake
 FAILURES_BEFORE_REPLAN = 3
-
-
-class ConductorStatus(StrEnum):
-    IDLE = "idle"
-    RUNNING = "running"
-    PAUSED = "paused"
-    DONE = "done"
-    BLOCKED = "blocked"
-    ABORTED = "aborted"
-    STOPPED = "stopped"
-
-
-_TRACK_STATUS = {
-    ConductorStatus.RUNNING: TrackStatus.RUNNING,
-    ConductorStatus.PAUSED: TrackStatus.PAUSED,
-    ConductorStatus.DONE: TrackStatus.DONE,
-    ConductorStatus.BLOCKED: TrackStatus.BLOCKED,
-    ConductorStatus.ABORTED: TrackStatus.ABORTED,
-    ConductorStatus.STOPPED: TrackStatus.PAUSED,
-}
-
-
-class ConductorHost(Protocol):
-    """The controller as the conductor uses it (``AppController`` satisfies it)."""
-
-    def request_approval(self, dialog: PendingDialog, timeout: float | None = None) -> Decision: ...
-
-    def publish(self, event_type: str, payload: Mapping[str, Any] | None = None) -> int: ...
-
-    def post_gui_task(self, task: dict[str, Any]) -> str | None: ...
-
-
-class StateSink(Protocol):
-    """Where ``mma_state_update`` snapshots go (the controller's ``event_queue``)."""
-
-    def put_threadsafe(self, event_name: str, payload: Any = None) -> bool: ...
-
-
-@dataclass(frozen=True, slots=True)
-class ConductorConfig:
-    """Settings of one run (from the project's ``[mma]`` table and the files snapshot)."""
-
-    base_dir: Path = field(default_factory=Path.cwd)
-    max_workers: int = 4
-    tier2_model: str = ""
-    tier3_models: tuple[str, ...] = ()
-    tier4_model: str = ""
-    max_retries: int = 2
-    max_replans: int = MAX_REPLANS
-    tier4_patches: bool = True
-    project_files: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    path_check: PathCheck | None = None
-    read_check: PathCheck | None = None  # files a tool may not read: never copied into a scratch tree
-    retry_backoff_s: float = 1.0  # the first retry's wait after a transient failure (doubles)
-    recovery_repeat: int = 3  # this many failures of one class within the window: one severity up
-    recovery_window_s: float = 600.0
-    cost_watch: CostWatch | None = None  # the cost_over rules: the run pauses and asks past one
-    worktree_approvals: str = "ask"  # mutating tools in a ticket's scratch tree: ask, or patch_only
-    remote_attempts: Any = None  # None: attempts on worker threads; RayAttempts: as Ray tasks
 
 
 class ConductorEngine:
@@ -762,7 +706,7 @@ class ConductorEngine:
             if status is self._status:
                 return
             self._status = status
-            self.track.status = _TRACK_STATUS.get(status, self.track.status)
+            self.track.status = TRACK_STATUS.get(status, self.track.status)
             self.track.touch()
             self._dirty = True
 

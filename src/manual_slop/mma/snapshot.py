@@ -16,17 +16,15 @@ tree's private object store, under a per-worktree ref that is deleted right afte
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from manual_slop.mma.worktree import ScratchTree, ScratchTreeError, git_environment
+from manual_slop.mma.worktree import ScratchTree, ScratchTreeError, git_environment, run_git
 
 __all__ = ["Snapshot", "SnapshotError"]
 
 REF = "refs/worktree/slop-snapshot"
-GIT_TIMEOUT_S = 120.0
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "Manual Slop",
     "GIT_AUTHOR_EMAIL": "snapshot@manual-slop.invalid",
@@ -42,24 +40,8 @@ class SnapshotError(ScratchTreeError):
     """A snapshot cannot be made, unpacked or diffed (the message names the git step)."""
 
 
-def _git(cwd: Path, args: list[str], env: dict[str, str], stdin: bytes | None = None) -> bytes:
-    try:
-        proc = subprocess.run(
-            ["git", "-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0", "-c", "core.quotePath=false", *args],
-            cwd=cwd,
-            env=env,
-            input=stdin,
-            stdin=None if stdin is not None else subprocess.DEVNULL,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise SnapshotError(f"git {args[0]} in {cwd} failed: {exc}") from exc
-    if proc.returncode != 0:
-        detail = proc.stderr.decode("utf-8", "replace").strip()[-600:] or f"exit code {proc.returncode}"
-        raise SnapshotError(f"git {args[0]} in {cwd} failed: {detail}")
-    return proc.stdout
+def _git(cwd: Path, args: list[str], env: dict[str, str]) -> bytes:
+    return run_git(cwd, args, env, error=SnapshotError)
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,6 +62,7 @@ __all__ = [
     "Workspace",
     "discard_kept",
     "git_environment",
+    "run_git",
 ]
 
 # folders never copied into a scratch tree (tools, caches, environments, history)
@@ -124,6 +125,35 @@ def git_environment(home: Path) -> dict[str, str]:
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_OPTIONAL_LOCKS": "0",
     }
+
+
+def run_git(
+    cwd: Path,
+    args: list[str],
+    env: dict[str, str],
+    *,
+    stdin: bytes | None = None,
+    error: type[ScratchTreeError] = ScratchTreeError,
+) -> bytes:
+    """``git`` with the scratch trees' safe options (no hooks, no fsmonitor, no gc) in ``cwd``;
+    its stdout, or ``error`` naming the git step and what git said."""
+    try:
+        proc = subprocess.run(
+            ["git", *_GIT_OPTIONS, *args],
+            cwd=cwd,
+            env=env,
+            input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise error(f"git {args[0]} in {cwd} failed: {exc}") from exc
+    if proc.returncode != 0:
+        detail = proc.stderr.decode("utf-8", "replace").strip()[-800:] or f"exit code {proc.returncode}"
+        raise error(f"git {args[0]} in {cwd} failed: {detail}")
+    return proc.stdout
 
 
 class ScratchTree:
@@ -400,23 +430,7 @@ class ScratchTree:
         if cwd.is_relative_to(root):
             env.update(self.env())
         env.update(extra or {})
-        try:
-            proc = subprocess.run(
-                ["git", *_GIT_OPTIONS, *args],
-                cwd=cwd,
-                env=env,
-                input=stdin,
-                stdin=None if stdin is not None else subprocess.DEVNULL,
-                capture_output=True,
-                timeout=GIT_TIMEOUT_S,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ScratchTreeError(f"git {args[0]} in {cwd} failed: {exc}") from exc
-        if proc.returncode != 0:
-            detail = proc.stderr.decode("utf-8", "replace").strip()[-800:] or f"exit code {proc.returncode}"
-            raise ScratchTreeError(f"git {args[0]} in {cwd} failed: {detail}")
-        return proc.stdout
+        return run_git(cwd, args, env, stdin=stdin)
 
     def _required_root(self) -> Path:
         if self._root is None:

@@ -83,10 +83,13 @@ class MMASimulation(BaseSimulation):
                 [
                     ("mma_spawn", "form"),
                     ("mma_step", "form"),
+                    ("tool_approval", "form"),
                     ("mma_spawn", "validate"),
                     ("mma_step", "validate"),
+                    ("tool_approval", "validate"),
                 ],
-                "each worker asked to start, then to act; 'validate' only after 'form' was done",
+                "each worker asked to start, to act in its scratch tree, then to land its patch; "
+                "'validate' only after 'form' was done",
             )
 
     def approve_until_done(self) -> list[tuple[str, str]]:

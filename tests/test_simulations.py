@@ -77,7 +77,10 @@ class PlanRightFirstTime(PlanSimulation):
 
 
 AUTO = {"approval": {"policy": "auto"}}
-MMA_DIALOG_ORDER = "each worker asked to start, then to act; 'validate' only after 'form' was done"
+MMA_DIALOG_ORDER = (
+    "each worker asked to start, to act in its scratch tree, then to land its patch; "
+    "'validate' only after 'form' was done"
+)
 
 
 @pytest.mark.parametrize(
@@ -85,11 +88,7 @@ MMA_DIALOG_ORDER = "each worker asked to start, then to act; 'validate' only aft
     [
         (ExecutionSimulation, AUTO, "a confirm_script dialog asked for a decision"),
         (ToolsSimulation, AUTO, "a tool_approval dialog asked for a decision"),
-        (
-            MMASimulation,
-            AUTO,
-            "each worker asked to start, then to act; 'validate' only after 'form' was done",
-        ),
+        (MMASimulation, AUTO, MMA_DIALOG_ORDER),
         (FaultsThatNeverFail, {}, "the provider was called 2x"),
         (PlanRightFirstTime, {}, "the planner was asked twice: the goal, then the correction"),
     ],

@@ -10,7 +10,7 @@ Kinds and payload keys (editable ones marked *):
 
 ==================  ==========================================================
 ``confirm_script``  ``script``\\*, ``base_dir``
-``tool_approval``   ``tool``, ``args``\\*, ``diff``
+``tool_approval``   ``tool``, ``args``\\*, ``diff``, ``ticket_id`` (an MMA ticket's patch)
 ``mma_step``        ``ticket_id``, ``payload``\\*
 ``mma_spawn``       ``ticket_id``, ``role``, ``prompt``\\*, ``context_md``\\*
 ``ask``             ``question``, ``tool``, ``args``\\*, ``answer``\\*
@@ -280,8 +280,11 @@ class ToolApprovalDialog(PendingDialog):
     kind = PendingKind.TOOL_APPROVAL
     editable: ClassVar[Mapping[str, type]] = {"args": dict}
 
-    def __init__(self, tool: str, args: dict[str, Any], diff: str = "") -> None:
-        super().__init__({"tool": tool, "args": args, "diff": diff})
+    def __init__(self, tool: str, args: dict[str, Any], diff: str = "", ticket_id: str = "") -> None:
+        payload: dict[str, Any] = {"tool": tool, "args": args, "diff": diff}
+        if ticket_id:  # an MMA ticket's patch: which ticket it would land for
+            payload["ticket_id"] = ticket_id
+        super().__init__(payload)
 
     def rule_subject(self) -> tuple[str, str, str | None]:
         args = self._payload["args"]

@@ -340,7 +340,7 @@ class TicketWorker:
         the project; ``(class, "")`` when it landed, else the failure (nothing written)."""
         host, abort, workspace = self.host, self.abort, self.workspace
         assert workspace is not None
-        decision = host.ask(ToolApprovalDialog("apply_patch", {"patch": patch}, patch), abort)
+        decision = host.ask(ToolApprovalDialog("apply_patch", {"patch": patch}, patch, self.ticket.id), abort)
         if decision is None or abort.is_set():
             raise Aborted("aborted during the patch review")
         if decision.abort:
@@ -476,7 +476,7 @@ class TicketWorker:
                 return notes
         if not diff.strip():
             return notes
-        decision = host.ask(ToolApprovalDialog("apply_patch", {"patch": diff}, diff), abort)
+        decision = host.ask(ToolApprovalDialog("apply_patch", {"patch": diff}, diff, self.ticket.id), abort)
         if decision is None or abort.is_set():
             raise Aborted("aborted during the patch review")
         if decision.abort:

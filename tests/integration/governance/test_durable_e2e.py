@@ -222,7 +222,10 @@ def test_pending_approvals_survive_kill_9_and_approving_each_finishes_its_work(
         api.approve(after[("tool_approval", "chat")]["id"])
         until(lambda: (tmp_path / "chat.txt").exists(), what="the chat's call to run")
         api.approve(after[("mma_step", "a")]["id"])
-        until(lambda: (tmp_path / "alpha.txt").exists(), what="a's step to run")
+        patch = until(lambda: pending_of(api).get(("tool_approval", "a")), what="a's patch to be shown")
+        assert "+alpha" in patch["payload"]["diff"]  # the step ran in a's scratch tree
+        api.approve(patch["id"])
+        until(lambda: (tmp_path / "alpha.txt").exists(), what="a's patch to land")
         api.approve(after[("mma_spawn", "b")]["id"])
         status = until(
             lambda: (s := api.mma_status())["active_track"]["status"] == "done" and s,

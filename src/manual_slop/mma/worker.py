@@ -308,28 +308,13 @@ class TicketWorker:
         self.workspace = host.workspace_for(ticket.id)
         settings = AttemptSettings(host.model_for(ticket.id), WorktreeApprovals(host.worktree_approvals))
         try:
+            common = {"prompt": prompt, "context": context, "step_gate": self._step_gate, "abort": self.abort}
             with host.in_tier(ROLE):
-                if host.remote_attempts is not None:  # a Ray task; the same outcome as below
-                    return host.remote_attempts.run(
-                        ticket,
-                        self.workspace,
-                        settings,
-                        prompt=prompt,
-                        context=context,
-                        step_gate=self._step_gate,
-                        abort=self.abort,
-                        on_retry=lambda: host.note_retry(ticket.id),
-                    )
-                return run_ticket(
-                    self.caller,
-                    ticket,
-                    self.workspace,
-                    settings,
-                    prompt=prompt,
-                    context=context,
-                    step_gate=self._step_gate,
-                    abort=self.abort,
-                )
+                remote = host.remote_attempts
+                if remote is not None:  # a Ray task; the same outcome as run_ticket's
+                    retry = lambda: host.note_retry(ticket.id)  # noqa: E731
+                    return remote.run(ticket, self.workspace, settings, on_retry=retry, **common)
+                return run_ticket(self.caller, ticket, self.workspace, settings, **common)
         except Aborted:
             return None
         except ScratchTreeError as exc:  # the tree could not be made or diffed: a failed attempt

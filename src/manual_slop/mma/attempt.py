@@ -39,7 +39,12 @@ __all__ = [
 
 ROLE = "Tier 3"
 # our mutating tools that only write the one file their ``path`` names (checked by the path policy)
-TREE_FILE_TOOLS = frozenset({"write_file", "edit_file", "set_file_slice", "py_update_definition"})
+TREE_FILE_TOOLS = frozenset(
+    {
+        "write_file", "edit_file", "set_file_slice",
+        "py_update_definition", "py_set_signature", "py_set_var_declaration",
+    }
+)  # fmt: skip
 
 
 class WorktreeApprovals(StrEnum):

@@ -50,6 +50,7 @@ from manual_slop.tools.tool import (
     ToolResult,
     ToolStatus,
 )
+from manual_slop.tools.ui_performance import performance_snapshot
 
 if TYPE_CHECKING:
     from manual_slop.clutch import ExecutionClutch
@@ -138,6 +139,7 @@ def _cancellable(
     dialog: PendingDialog, cancel: CancelToken | None, ask: Callable[[], Decision | None]
 ) -> Decision | None:
     """``ask()``; while it waits, a cancel of the request rejects ``dialog`` (decider ``cancel``)."""
+
     def stop() -> None:
         dialog.resolve(False, decider=Decider.CANCEL, reason="the request was stopped")
 
@@ -258,7 +260,15 @@ def build_execution_context(
         redact=ctrl.redactor.redact,
         memory=snapshot.memory,
         skills=snapshot.skills,
+        ui_performance=_ui_performance(ctrl),
     )
+
+
+def _ui_performance(ctrl: ToolHost) -> Callable[[], dict[str, Any]] | None:
+    """The source of ``get_ui_performance``: the controller's frame metrics (read from any thread)."""
+    if getattr(ctrl, "perf", None) is None or not hasattr(ctrl, "mode"):
+        return None
+    return lambda: performance_snapshot(ctrl)  # type: ignore[arg-type]
 
 
 def _offered_skills(ctrl: ToolHost) -> Any:

@@ -12,10 +12,14 @@ from manual_slop.tools.git import git_tools
 from manual_slop.tools.memory import memory_tools
 from manual_slop.tools.outline import outline_tools
 from manual_slop.tools.python_ast import python_tools
+from manual_slop.tools.python_classes import class_tools
+from manual_slop.tools.python_decls import declaration_tools
 from manual_slop.tools.shell import SHELL_TIMEOUT_S, shell_tools
+from manual_slop.tools.skeleton import skeleton_tools
 from manual_slop.tools.skills import skill_tools
 from manual_slop.tools.summary import summary_tools
 from manual_slop.tools.tool import Tool
+from manual_slop.tools.ui_performance import ui_performance_tools
 from manual_slop.tools.web import WebSettings, web_tools
 
 __all__ = ["builtin_tools"]
@@ -33,8 +37,12 @@ def builtin_tools(
         *file_tools(),
         *edit_tools(),
         *python_tools(),
+        *declaration_tools(),
+        *class_tools(),
         *outline_tools(),
+        *skeleton_tools(),
         *summary_tools(),
+        *ui_performance_tools(),
         *git_tools(),
         *memory_tools(),
         *skill_tools(),

@@ -24,7 +24,7 @@ from manual_slop.tools.files import walk_files
 from manual_slop.tools.textio import TextFile, read_text, to_newline, write_text
 from manual_slop.tools.tool import Tool, ToolRun
 
-__all__ = ["find_definition", "outline_lines", "python_tools"]
+__all__ = ["Parsed", "find_definition", "outline_lines", "parse", "python_tools", "syntax_message"]
 
 SOURCE_LIMIT = 10_000_000
 USAGE_LIMIT = 500
@@ -48,13 +48,13 @@ def parse(path: Path, shown: str) -> Parsed:
     try:
         tree = ast.parse(file.text, filename=shown)
     except SyntaxError as exc:
-        raise ToolInputError(f"cannot parse {shown}: {_syntax_message(exc)}") from None
+        raise ToolInputError(f"cannot parse {shown}: {syntax_message(exc)}") from None
     except ValueError as exc:  # source with NUL bytes
         raise ToolInputError(f"cannot parse {shown}: {exc}") from None
     return Parsed(file, shown, tree)
 
 
-def _syntax_message(exc: SyntaxError) -> str:
+def syntax_message(exc: SyntaxError) -> str:
     return f"{type(exc).__name__} at line {exc.lineno}, column {exc.offset}: {exc.msg}"
 
 
@@ -182,7 +182,7 @@ def py_check_syntax(args: dict[str, Any], run: ToolRun) -> str:
         pointer = ""
         if exc.text:
             pointer = "\n  " + exc.text.rstrip("\r\n") + "\n  " + " " * max(0, (exc.offset or 1) - 1) + "^"
-        return f"{shown}: {_syntax_message(exc)}{pointer}"
+        return f"{shown}: {syntax_message(exc)}{pointer}"
     except ValueError as exc:
         return f"{shown}: cannot be compiled: {exc}"
     return f"{shown}: OK, no syntax errors ({len(file.text.splitlines())} lines)"
@@ -254,7 +254,7 @@ def plan_update_definition(args: dict[str, Any], run: ToolRun) -> EditPlan:
         ast.parse(updated, filename=parsed.shown)
     except SyntaxError as exc:
         raise ToolInputError(
-            f"refused: with this new source {parsed.shown} would not parse ({_syntax_message(exc)}); "
+            f"refused: with this new source {parsed.shown} would not parse ({syntax_message(exc)}); "
             "nothing was changed"
         ) from None
     return EditPlan(

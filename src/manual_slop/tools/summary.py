@@ -25,19 +25,22 @@ from manual_slop.tools.outline import LANGUAGE_BY_SUFFIX, code_outline
 from manual_slop.tools.textio import read_text
 from manual_slop.tools.tool import Tool, ToolRun
 
-__all__ = ["summarize", "summary_tools"]
+__all__ = ["source_summary", "summarize", "summary_tools"]
 
 SUMMARY_READ_LIMIT = 5_000_000
 OUTLINE_ENTRIES = 120  # top-level definitions listed for a tree-sitter language
 
 
-def _tree_sitter(language: str, text: str) -> list[str]:
+def source_summary(language: str, text: str) -> str:
+    """The top-level entries of the tree-sitter outline of ``text`` (a ``language`` of
+    :data:`~manual_slop.tools.outline.GRAMMARS`); the first lines when the grammar is missing.
+    The context's summary view of C, C++, JS/TS, Rust and Go files is this text too."""
     try:
         outline = [line for line in code_outline(language, text.encode()) if not line.startswith(" ")]
     except ToolError as exc:  # grammar missing
-        return [f"source ({exc}); first lines:", text_summary(text)]
+        return "\n".join([f"source ({exc}); first lines:", text_summary(text)])
     more = [f"… and {len(outline) - OUTLINE_ENTRIES} more"] if len(outline) > OUTLINE_ENTRIES else []
-    return [f"{language} source; top-level definitions:", *outline[:OUTLINE_ENTRIES], *more]
+    return "\n".join([f"{language} source; top-level definitions:", *outline[:OUTLINE_ENTRIES], *more])
 
 
 def summarize(path: Path, shown: str) -> str:
@@ -51,7 +54,7 @@ def summarize(path: Path, shown: str) -> str:
     if file.size == 0:
         return f"{header}; empty"
     if suffix in LANGUAGE_BY_SUFFIX:
-        body = _tree_sitter(LANGUAGE_BY_SUFFIX[suffix], text)
+        body = [source_summary(LANGUAGE_BY_SUFFIX[suffix], text)]
     else:
         body = [summary_text(path.name, text, lambda: ast.parse(text))]
     return "\n".join([header, *body])

@@ -180,6 +180,7 @@ class ExecutionContext:
     memory: Any = None  # the project's memory.service.MemoryService (the memory tools), or None
     conversation: str = ""  # the conversation the calls run in (recall never searches it)
     skills: Any = None  # the enabled skills (a manual_slop.skills.SkillCatalog) for get_skill, or None
+    ui_performance: Callable[[], dict[str, Any]] | None = None  # the app's frame metrics (get_ui_performance)
 
     @classmethod
     def for_directory(cls, base_dir: str | Path, **kwargs: Any) -> ExecutionContext:

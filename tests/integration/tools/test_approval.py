@@ -59,9 +59,9 @@ def registry() -> ToolRegistry:
 class Worker:
     """Runs one tool call on its own thread (approvals must not block the main thread)."""
 
-    def __init__(self, registry: ToolRegistry, ctx: ExecutionContext, name: str, **args: Any) -> None:
+    def __init__(self, registry: ToolRegistry, ctx: ExecutionContext, tool: str, **args: Any) -> None:
         self.result: ToolResult | None = None
-        self.thread = threading.Thread(target=self._run, args=(registry, ctx, ToolCall.new(name, args)))
+        self.thread = threading.Thread(target=self._run, args=(registry, ctx, ToolCall.new(tool, args)))
         self.thread.start()
 
     def _run(self, registry: ToolRegistry, ctx: ExecutionContext, call: ToolCall) -> None:
@@ -245,3 +245,43 @@ def test_the_context_can_be_built_from_a_worker_thread(app, registry) -> None:
     assert ctx.tier == "Tier 2" and ctx.base_dir == ctrl.base_dir()
     assert ctx.timeouts["run_shell"] == 120.0 and ctx.shell_program == "auto"
     assert any(path.endswith("main.py") for path in ctx.policy.allowed_files)
+
+
+def test_python_declaration_edits_show_their_diff_in_the_tool_approval_dialog(
+    app, registry, app_dir: Path
+) -> None:
+    ctrl = app()
+    (app_dir / "src" / "main.py").write_text("LIMIT = 1\n\n\ndef greet(name):\n    return name\n")
+    ctx = build_execution_context(ctrl, tier="Tier 3")
+    signature = Worker(
+        registry, ctx, "py_set_signature", path="src/main.py", name="greet", new_signature="def greet(n):"
+    )
+    dialog = next_pending(ctrl)
+    assert (
+        dialog.payload["tool"] == "py_set_signature"
+        and "-def greet(name):\n+def greet(n):" in dialog.payload["diff"]
+    )
+    ctrl.clutch.resolve(dialog.uid, False, {}, decider="hook")
+    assert signature.join().status is ToolStatus.REJECTED
+    declaration = Worker(
+        registry, ctx, "py_set_var_declaration", path="src/main.py", name="LIMIT", new_declaration="LIMIT = 2"
+    )
+    dialog = next_pending(ctrl)
+    assert (
+        dialog.payload["tool"] == "py_set_var_declaration"
+        and "-LIMIT = 1\n+LIMIT = 2" in dialog.payload["diff"]
+    )
+    ctrl.clutch.resolve(dialog.uid, True, {"args": dialog.payload["args"]}, decider="hook")
+    assert declaration.join().ok
+    assert (app_dir / "src" / "main.py").read_text() == "LIMIT = 2\n\n\ndef greet(name):\n    return name\n"
+
+
+def test_ui_performance_in_the_headless_app_says_the_gui_is_not_running(app, registry) -> None:
+    ctrl = app()
+    ctrl.run_frame()
+    ctrl.run_frame()
+    ctx = build_execution_context(ctrl)
+    result = registry.execute(ToolCall.new("get_ui_performance", {}), ctx)
+    assert result.ok and result.content.startswith("The GUI is not running (headless mode)")
+    assert "- frame loop: healthy; 2 frames" in result.content and "  process_pending: " in result.content
+    assert ctrl.clutch.pending() == []  # read-only: no dialog

@@ -37,7 +37,7 @@ def test_the_tool_table_matches_the_registry() -> None:
     assert list(rows) == registry.names()
     for tool in registry.list():
         _, params, mutates, timeout, description = rows[tool.name]
-        assert params == f"`{signature(tool)}`", tool.name
+        assert params == (f"`{signature(tool)}`" if signature(tool) else "(none)"), tool.name
         assert mutates == ("yes" if tool.mutating else "no"), tool.name
         assert timeout == f"{tool.timeout_s:g} s", tool.name
         assert description, tool.name

@@ -14,16 +14,26 @@ The heading's extra words say why the mode differs from the file's own setting:
 ``auto`` (the strategy chose it), ``budget`` (reduced to fit the token budget),
 ``provider`` (a summary written by the model). Blocks depend only on the file's
 text and settings, so identical inputs give identical bytes.
+
+C, C++, JavaScript, TypeScript, Rust and Go files get the views of the code tools
+(tree-sitter): skeleton as ``get_skeleton``, outline as ``get_code_outline``, summary
+as the top-level entries ``get_file_summary`` lists. Other files get those of
+:mod:`manual_slop.summarize`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from pathlib import PurePosixPath
 
 from manual_slop.context.file_cache import FileCache
 from manual_slop.context.items import FileItem, FileKind, ViewMode, language_for
-from manual_slop.summarize import outline_text, skeleton_text, summary_text
+from manual_slop.summarize import TreeGetter, outline_text, skeleton_text, summary_text
+from manual_slop.tools.errors import ToolError
+from manual_slop.tools.outline import LANGUAGE_BY_SUFFIX, code_outline
+from manual_slop.tools.skeleton import code_skeleton
+from manual_slop.tools.summary import source_summary
 
 __all__ = ["Summarizer", "code_span", "fenced", "mask_lines", "render_block"]
 
@@ -77,6 +87,31 @@ def _custom_body(item: FileItem, language: str) -> str:
     return "\n".join(parts)
 
 
+def _source_language(name: str) -> str | None:
+    """The tree-sitter language of a C, C++, JS/TS, Rust or Go file name; None for others."""
+    return LANGUAGE_BY_SUFFIX.get(PurePosixPath(name).suffix.lower())
+
+
+def _source_view(view: str, language: str, text: str) -> str:
+    if view == "summary":
+        return source_summary(language, text)
+    try:
+        if view == "skeleton":
+            return code_skeleton(language, text.encode())
+        return "\n".join(code_outline(language, text.encode())) or "(no functions, classes or types)"
+    except ToolError as exc:  # the grammar is not installed
+        return f"({exc})\n" + source_summary(language, text)
+
+
+def _view_text(view: str, name: str, text: str, tree: TreeGetter) -> str:
+    """The ``skeleton``, ``outline`` or ``summary`` text of a file, by its type."""
+    language = _source_language(name)
+    if language is not None:
+        return _source_view(view, language, text)
+    render = {"skeleton": skeleton_text, "outline": outline_text, "summary": summary_text}[view]
+    return render(name, text, tree)
+
+
 def _label(item: FileItem) -> str:
     if item.kind is FileKind.IMAGE:
         kind = item.path.suffix.lstrip(".").upper()
@@ -113,10 +148,13 @@ def render_block(
     elif mode is ViewMode.CUSTOM:
         body = _custom_body(item, language)
     elif mode is ViewMode.SKELETON:
-        skeleton = cache.view(key, stamp, "skeleton", lambda: skeleton_text(item.name, text, tree))
-        body = fenced(skeleton, language if item.is_python else "text")
+        skeleton = cache.view(key, stamp, "skeleton", lambda: _view_text("skeleton", item.name, text, tree))
+        code = item.is_python or _source_language(item.name) is not None
+        body = fenced(skeleton, language if code else "text")
     elif mode is ViewMode.OUTLINE:
-        body = fenced(cache.view(key, stamp, "outline", lambda: outline_text(item.name, text, tree)), "text")
+        body = fenced(
+            cache.view(key, stamp, "outline", lambda: _view_text("outline", item.name, text, tree)), "text"
+        )
     elif mode is ViewMode.SUMMARY:
         summary = None
         if summarizer is not None:
@@ -124,7 +162,7 @@ def render_block(
             if summary is not None:
                 words.append("provider")
         if summary is None:
-            summary = cache.view(key, stamp, "summary", lambda: summary_text(item.name, text, tree))
+            summary = cache.view(key, stamp, "summary", lambda: _view_text("summary", item.name, text, tree))
         body = fenced(summary, "text")
     else:  # ViewMode.NONE: listed by name
         body = None
@@ -143,7 +181,7 @@ def _provider_summary(
     cached = cache.peek_view(key, stamp, "provider-summary")
     if cached is not None:
         return cached
-    outline = cache.view(key, stamp, "outline", lambda: outline_text(item.name, text, tree))  # type: ignore[arg-type]
+    outline = cache.view(key, stamp, "outline", lambda: _view_text("outline", item.name, text, tree))  # type: ignore[arg-type]
     try:
         summary = summarizer(item.name, text, item.is_python, outline).strip()
     except Exception:  # the heuristic summary stands in; the summarizer reports its own failures

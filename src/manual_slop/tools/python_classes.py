@@ -58,10 +58,14 @@ def _self_attributes(method: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator
                 yield target.attr
 
 
+def _decorators(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
+    return "".join(f"@{ast.unparse(d)} " for d in node.decorator_list)
+
+
 def class_summary(node: ast.ClassDef, shown: str) -> str:
     """The summary text of one class (see the module docstring)."""
     end = node.end_lineno or node.lineno
-    out = [f"{definition_header(node)}  ({shown}, lines {first_line(node)}-{end})"]
+    out = [f"{_decorators(node)}{definition_header(node)}  ({shown}, lines {first_line(node)}-{end})"]
     bases = [ast.unparse(b) for b in node.bases] + [ast.unparse(k) for k in node.keywords]
     out.append(f"bases: {', '.join(bases) if bases else '(none)'}")
     if doc := _doc_line(node):
@@ -71,11 +75,8 @@ def class_summary(node: ast.ClassDef, shown: str) -> str:
         if isinstance(child, ast.Assign | ast.AnnAssign):
             attributes.append(f"  {_clip(ast.unparse(child))}  (line {child.lineno})")
         elif isinstance(child, _FUNCTIONS):
-            decorators = "".join(f"@{ast.unparse(d)} " for d in child.decorator_list)
-            doc = _doc_line(child)
-            methods.append(
-                f"  {decorators}{definition_header(child)}  (line {child.lineno}){f' — {doc}' if doc else ''}"
-            )
+            doc = f" — {_doc_line(child)}" if _doc_line(child) else ""
+            methods.append(f"  {_decorators(child)}{definition_header(child)}  (line {child.lineno}){doc}")
             instance += [a for a in _self_attributes(child) if a not in instance]
         elif isinstance(child, ast.ClassDef):
             nested.append(f"  {definition_header(child)}  (line {child.lineno})")
@@ -202,6 +203,8 @@ def py_get_hierarchy(args: dict[str, Any], run: ToolRun) -> str:
     scope = run.display(root)
     if not root.exists():
         raise ToolInputError(f"no such file or directory: {scope}")
+    if root.is_file() and root.suffix.lower() not in {".py", ".pyi"}:
+        raise ToolInputError(f"{scope} is not a Python file; give a .py file or a folder")
     classes: list[ClassInfo] = []
     skipped: list[str] = []
     for path in walk_files(run, root, (".py", ".pyi")):

@@ -48,9 +48,12 @@ BASE = textwrap.dedent(
 )
 SHAPES = textwrap.dedent(
     """\
+    from typing import final
+
     from pkg import base
 
 
+    @final
     class Square(base.Base):
         sides = 4
 
@@ -94,26 +97,31 @@ def test_class_summary_lists_bases_doc_attributes_methods_and_nested_classes(run
 def test_class_summary_of_something_else_is_an_error(run, package: Path) -> None:
     result = run("py_get_class_summary", path="pkg/base.py", name="Base.area")
     assert result.status is ToolStatus.ERROR and "Base.area is not a class" in result.content
+    square = run("py_get_class_summary", path="pkg/shapes.py", name="Square").content
+    assert square.startswith("@final class Square(base.Base)  (pkg/shapes.py, lines 6-8)\n")
 
 
 def test_hierarchy_walks_up_and_down_through_a_folder(run, package: Path) -> None:
     text = run("py_get_hierarchy", path="pkg", name="Square").content
     assert text.splitlines() == [
-        "Square(base.Base)  (pkg/shapes.py:4)",
+        "Square(base.Base)  (pkg/shapes.py:7)",
         "  bases (upward):",
         "    Base(abc.ABC)  (pkg/base.py:4)",
         "      abc.ABC  (not defined under pkg)",
         "  subclasses (downward, under pkg):",
-        "    Cube(Square)  (pkg/shapes.py:8)",
+        "    Cube(Square)  (pkg/shapes.py:11)",
         "(files that do not parse were skipped: pkg/broken.py)",
     ]
     down = run("py_get_hierarchy", path="pkg", name="Base").content
-    assert "    Square(base.Base)  (pkg/shapes.py:4)\n      Cube(Square)  (pkg/shapes.py:8)" in down
+    assert "    Square(base.Base)  (pkg/shapes.py:7)\n      Cube(Square)  (pkg/shapes.py:11)" in down
 
 
 def test_hierarchy_survives_a_cycle_and_names_unknown_classes(run, package: Path) -> None:
     text = run("py_get_hierarchy", path="pkg/shapes.py", name="Odd").content
-    assert "    Odd(Odd)  (pkg/shapes.py:12)  (cycle)" in text
+    assert "    Odd(Odd)  (pkg/shapes.py:15)  (cycle)" in text
+    (package / "notes.txt").write_text("class Odd: pass\n")
+    text_file = run("py_get_hierarchy", path="pkg/notes.txt", name="Odd")
+    assert text_file.status is ToolStatus.ERROR and "pkg/notes.txt is not a Python file" in text_file.content
     missing = run("py_get_hierarchy", path="pkg/shapes.py", name="Circle")
     assert missing.status is ToolStatus.ERROR
     assert "no class named Circle under pkg/shapes.py; classes there: Cube, Odd, Square" in missing.content

@@ -229,9 +229,10 @@ def class_tools() -> list[Tool]:
     return [
         Tool(
             "py_get_class_summary",
-            "Summarize one Python class without its bodies: header and bases, first docstring line, "
-            "class attributes, attributes its methods set on self, every method with its signature, "
-            "decorators and first docstring line, and nested classes, each with its line.",
+            "Summarize one Python class without its bodies. Lists its decorators, header and bases, "
+            "first docstring line, class attributes, attributes its methods set on self, every method "
+            "with its signature, decorators and first docstring line, and nested classes, each with "
+            "its line.",
             {
                 "type": "object",
                 "properties": {
@@ -246,9 +247,9 @@ def class_tools() -> list[Tool]:
         ),
         Tool(
             "py_get_hierarchy",
-            "Show a Python class's inheritance: its bases chain upward and its subclasses downward, "
-            "among the classes defined in one file or in every .py file under a folder ('.' for the "
-            "project). Each class with its file and line; bases defined elsewhere are named as such.",
+            "Show a Python class's bases chain and its subclasses. Searches the classes defined in one "
+            "file or in every .py file under a folder ('.' for the project); each class with its file "
+            "and line, bases defined elsewhere named as such.",
             {
                 "type": "object",
                 "properties": {

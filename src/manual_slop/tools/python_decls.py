@@ -234,9 +234,9 @@ def declaration_tools() -> list[Tool]:
     return [
         Tool(
             "py_set_signature",
-            "Replace the signature of a function, method or class (by dotted name) — the 'def ...:' or "
-            "'class ...:' header only; decorators, docstring and body stay. Refused unless the file "
-            "still parses. The user sees a diff and must approve.",
+            "Replace only the 'def ...:' or 'class ...:' header of a definition, by dotted name. "
+            "Decorators, docstring and body stay. Refused unless the file still parses. The user sees "
+            "a diff and must approve.",
             _schema(
                 {
                     "new_signature": {
@@ -253,17 +253,17 @@ def declaration_tools() -> list[Tool]:
         ),
         Tool(
             "py_get_var_declaration",
-            "Return the exact source of a module- or class-level assignment by dotted name "
-            "('LIMIT', 'Config.name'), annotation and value included, with its line range.",
+            "Return the source of a module- or class-level assignment, by dotted name. Examples: "
+            "'LIMIT', 'Config.name'; annotation and value included, with its line range.",
             _schema(),
             py_get_var_declaration,
             path_params=("path",),
         ),
         Tool(
             "py_set_var_declaration",
-            "Replace a module- or class-level assignment (by dotted name) with new_declaration, which "
-            "must assign the same name ('LIMIT: int = 20'). Refused unless the file still parses. The "
-            "user sees a diff and must approve.",
+            "Replace a module- or class-level assignment, by dotted name. The new_declaration must "
+            "assign the same name ('LIMIT: int = 20'). Refused unless the file still parses. The user "
+            "sees a diff and must approve.",
             _schema(
                 {
                     "new_declaration": {

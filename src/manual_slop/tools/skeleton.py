@@ -101,10 +101,10 @@ def skeleton_tools() -> list[Tool]:
     return [
         Tool(
             "get_skeleton",
-            "Show a source file's shape without function bodies, by extension: Python (imports, "
-            "signatures, docstrings; bodies as '...'), C, C++, JavaScript, TypeScript/TSX, Rust, Go "
-            "(declarations, types, signatures and comments as written; every function body as "
-            "'{ ... }'). Much shorter than the file.",
+            "Show a source file without its function bodies (Python, C, C++, JS, TS, Rust, Go). "
+            "Python: imports, signatures and docstrings, bodies as '...'. The others: declarations, "
+            "types, signatures and comments as written, every function body as '{ ... }'. Much "
+            "shorter than the file.",
             {
                 "type": "object",
                 "properties": {"path": {"type": "string", "minLength": 1, "description": "Source file path"}},

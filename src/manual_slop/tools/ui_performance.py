@@ -84,9 +84,9 @@ def ui_performance_tools() -> list[Tool]:
     return [
         Tool(
             "get_ui_performance",
-            "Report the app's own performance: whether the GUI is running, frame-loop health, frames "
-            "per second, frame time, CPU use of the process and input lag (current and average), and "
-            "the slowest timed scopes (panels, pending-work processing). Takes no arguments.",
+            "Report the app's own frame-loop performance. Says whether the GUI is running, and gives "
+            "frame-loop health, frames per second, frame time, CPU use of the process and input lag "
+            "(current and average) and the slowest timed scopes. Takes no arguments.",
             {"type": "object", "properties": {}, "additionalProperties": False},
             get_ui_performance,
         )

@@ -139,7 +139,6 @@ def _cancellable(
     dialog: PendingDialog, cancel: CancelToken | None, ask: Callable[[], Decision | None]
 ) -> Decision | None:
     """``ask()``; while it waits, a cancel of the request rejects ``dialog`` (decider ``cancel``)."""
-
     def stop() -> None:
         dialog.resolve(False, decider=Decider.CANCEL, reason="the request was stopped")
 

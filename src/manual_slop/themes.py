@@ -8,6 +8,10 @@ checked by unit tests and validated headless; :mod:`manual_slop.gui.theme` appli
   ``default`` recolours their active and selected widgets (:func:`accent_overrides`).
 - ``nerv`` is a high-contrast terminal look built here from scratch: black background,
   amber text, orange frames, red title bars and warnings, green and cyan highlights.
+
+Each theme also has its status colours (:func:`status_colors`: ok, warn, error, … — the keys
+of ``gui.widgets.COLORS``), chosen to read on its background: NERV's warnings are red, not the
+amber of its text; the light theme's are darker than the dark theme's.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ __all__ = [
     "contrast_ratio",
     "nerv_palette",
     "relative_luminance",
+    "status_colors",
     "text_contrasts",
     "theme_palette",
 ]
@@ -46,6 +51,43 @@ NERV_BLACK: RGBA = (0.02, 0.02, 0.02, 1.0)
 NERV_RED: RGBA = (0.85, 0.05, 0.05, 1.0)
 NERV_GREEN: RGBA = (0.20, 1.00, 0.40, 1.0)
 NERV_CYAN: RGBA = (0.10, 0.90, 1.00, 1.0)
+# status colours by theme (gui.widgets.COLORS keys); dark's are the app's original ones
+_DARK_STATUS: dict[str, RGBA] = {
+    "ok": (0.40, 0.85, 0.45, 1.0),
+    "warn": (0.98, 0.70, 0.20, 1.0),
+    "error": (0.95, 0.35, 0.35, 1.0),
+    "info": (0.55, 0.75, 1.00, 1.0),
+    "muted": (0.60, 0.60, 0.60, 1.0),
+    "todo": (0.70, 0.70, 0.70, 1.0),
+    "in_progress": (0.35, 0.65, 1.00, 1.0),
+}
+_LIGHT_STATUS: dict[str, RGBA] = {
+    "ok": (0.05, 0.48, 0.15, 1.0),
+    "warn": (0.62, 0.36, 0.00, 1.0),
+    "error": (0.78, 0.08, 0.08, 1.0),
+    "info": (0.08, 0.32, 0.75, 1.0),
+    "muted": (0.40, 0.40, 0.40, 1.0),
+    "todo": (0.35, 0.35, 0.35, 1.0),
+    "in_progress": (0.05, 0.35, 0.80, 1.0),
+}
+_NERV_STATUS: dict[str, RGBA] = {
+    "ok": NERV_GREEN,
+    "warn": (1.00, 0.30, 0.05, 1.0),  # red-orange: apart from the amber text
+    "error": (1.00, 0.15, 0.15, 1.0),
+    "info": NERV_CYAN,
+    "muted": (0.66, 0.48, 0.20, 1.0),
+    "todo": (0.80, 0.60, 0.25, 1.0),
+    "in_progress": NERV_CYAN,
+}
+
+
+def status_colors(theme: str) -> dict[str, RGBA]:
+    """The status colours of ``theme``: ok, warn, error, info, muted and the ticket states
+    (completed = ok, blocked = warn, killed = error)."""
+    base = {"light": _LIGHT_STATUS, "nerv": _NERV_STATUS}.get(theme, _DARK_STATUS)
+    return {**base, "completed": base["ok"], "blocked": base["warn"], "killed": base["error"]}
+
+
 # slots an accent recolours on every theme (the "you are here" of the widgets)
 ACCENT_SLOTS: tuple[str, ...] = (
     "check_mark",

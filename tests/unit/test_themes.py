@@ -14,6 +14,7 @@ from manual_slop.themes import (
     contrast_ratio,
     nerv_palette,
     relative_luminance,
+    status_colors,
     text_contrasts,
     theme_palette,
 )
@@ -71,3 +72,28 @@ def test_unknown_theme_or_accent_is_refused_with_the_choices() -> None:
         theme_palette("solarized")
     with pytest.raises(ValueError, match=r"unknown accent 'teal'; expected one of default, orange"):
         theme_palette("nerv", "teal")
+
+
+# window backgrounds of the hello_imgui themes dark and light start from (read once from
+# hello_imgui.theme_to_style; NERV's is its own palette's)
+BACKGROUNDS = {
+    "dark": (0.14, 0.14, 0.15, 1.0),
+    "light": (1.0, 1.0, 1.0, 1.0),
+    "nerv": nerv_palette()["window_bg"],
+}
+
+
+def test_status_colours_read_on_each_theme_and_nerv_warnings_are_red() -> None:
+    from manual_slop.gui.widgets import COLORS
+
+    for theme, background in BACKGROUNDS.items():
+        colours = status_colors(theme)
+        assert set(colours) == set(COLORS), theme
+        low = {k: round(contrast_ratio(c, background), 2) for k, c in colours.items()}
+        assert min(low.values()) >= 4.5, f"{theme}: status colours under 4.5:1 on its background: {low}"
+    nerv = status_colors("nerv")
+    assert status_colors("dark")["warn"] == (0.98, 0.70, 0.20, 1.0)  # dark keeps the app's colours
+    text = nerv_palette()["text"]
+    assert text[1] - nerv["warn"][1] > 0.3  # NERV's warning is red-orange, apart from its amber text
+    assert nerv["error"][0] > 0.9 > 0.2 > nerv["error"][1]
+    assert nerv["ok"][1] > 0.9 and nerv["info"][2] > 0.9  # green and cyan highlights

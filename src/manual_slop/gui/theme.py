@@ -1,4 +1,5 @@
-"""Applies a theme (:mod:`manual_slop.themes`) and the font scale to ImGui's style.
+"""Applies a theme (:mod:`manual_slop.themes`) and the font scale to ImGui's style, and the
+theme's status colours to ``widgets.COLORS`` (the one palette every panel draws with).
 
 Called on the main thread only, before a frame starts (``App._pre_new_frame``), whenever
 ``(theme, accent, font_scale)`` differs from what was last applied: a switch from the Theme
@@ -9,7 +10,8 @@ from __future__ import annotations
 
 from imgui_bundle import ImVec4, hello_imgui, imgui
 
-from manual_slop.themes import theme_palette
+from manual_slop.gui.widgets import COLORS
+from manual_slop.themes import status_colors, theme_palette
 
 __all__ = ["BASE_THEMES", "apply_appearance", "style_color"]
 
@@ -32,6 +34,10 @@ def apply_appearance(theme: str, accent: str, font_scale: float) -> None:
         style.window_rounding = style.frame_rounding = style.tab_rounding = 0.0
         style.frame_border_size = 1.0
     style.font_scale_main = font_scale
+    # the status colours are changed in place: panels keep references to them (ROLE_COLORS)
+    for name, (r, g, b, a) in status_colors(theme).items():
+        color = COLORS[name]
+        color.x, color.y, color.z, color.w = r, g, b, a
 
 
 def style_color(slot: str) -> tuple[float, float, float, float]:

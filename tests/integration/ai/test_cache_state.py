@@ -11,11 +11,12 @@ from tests.integration.ai.harness import make_harness
 from tests.integration.ai.test_caching import BIG_CONTEXT
 
 
-def _cache_state(make_controller, entries: list[dict]) -> dict:
-    ctrl = make_controller()
+def _cache_state(ctrl, entries: list[dict]) -> dict:
+    """``entries`` handed to the controller as the AI client does; the main thread's drain
+    feeds the ledger."""
     for entry in entries:
         ctrl.add_comms_entry(entry)
-    ctrl.process_pending()  # the main thread's drain feeds the ledger
+    ctrl.process_pending()
     return ctrl.fields.get("cache_state")
 
 
@@ -27,7 +28,9 @@ def test_gemini_cached_content_shows_with_its_ttl_until_deleted(make_controller,
         client.send(BIG_CONTEXT, "first")
         client.send(BIG_CONTEXT, "second")
         name = next(iter(harness.fake.caches))
-        state = _cache_state(make_controller, list(harness.entries))
+        ctrl = make_controller()
+        state = _cache_state(ctrl, list(harness.entries))
+        seen = len(harness.entries)
         [content] = state["contents"]
         assert content["provider"] == "gemini" and content["name"] == name
         assert content["tokens"] > 2048 and content["ttl_s"] == CACHE_TTL_S
@@ -36,7 +39,7 @@ def test_gemini_cached_content_shows_with_its_ttl_until_deleted(make_controller,
         assert state["providers"]["gemini"]["hits"] >= 1
         client.reset_session()  # deletes the server-side cache
         assert harness.fake.caches == {}
-        assert _cache_state(make_controller, list(harness.entries))["contents"] == []
+        assert _cache_state(ctrl, harness.entries[seen:])["contents"] == []
     finally:
         harness.close()
 
@@ -48,7 +51,7 @@ def test_anthropic_cache_writes_then_hits_per_request(make_controller, tmp_path:
         harness.push(Reply("first"), Reply("second"))
         client.send(BIG_CONTEXT, "one")
         client.send(BIG_CONTEXT, "two")
-        state = _cache_state(make_controller, list(harness.entries))
+        state = _cache_state(make_controller(), list(harness.entries))
         second, first = state["requests"]  # newest first
         assert first["provider"] == second["provider"] == "anthropic"
         assert first["cache_write_tokens"] > 0 and not first["hit"]

@@ -23,7 +23,7 @@ from manual_slop.automation import (
     attr_getter,
     attr_setter,
 )
-from manual_slop.config import PROVIDER_NAMES
+from manual_slop.config import GLOBAL_SCHEMA, PROVIDER_NAMES
 from manual_slop.request_flow import CUT_MARK, FALLBACK_MARK, ChatBackend
 from manual_slop.schema import Field
 
@@ -330,6 +330,14 @@ def _register_gui_tab_bars(ctrl: BindingHost) -> None:
 def _register_fields(ctrl: BindingHost) -> None:
     state = ctrl.state
     reg = ctrl.fields.register
+
+    # appearance, saved in [gui]; the window applies a change before its next frame
+    for name, key, attr in (
+        ("theme", "gui.theme", "theme"),
+        ("theme_accent", "gui.accent", "accent"),
+        ("font_scale", "gui.font_scale", "font_scale"),
+    ):
+        reg(name, GLOBAL_SCHEMA[key], attr_getter(state, attr), attr_setter(state, attr))
 
     reg(
         "current_provider",

@@ -31,6 +31,7 @@ import tomli_w
 
 from manual_slop.atomic_io import atomic_write_bytes, move_aside, sweep_stale_temps
 from manual_slop.schema import Field, Problem, Schema, normalize
+from manual_slop.themes import ACCENTS, THEME_NAMES
 from manual_slop.token_profiles import PROFILES
 
 __all__ = [
@@ -107,6 +108,8 @@ DEFAULT_WINDOWS: dict[str, bool] = {
     "Prompt Inspector": False,
     "Approval Rules": False,
     "MCP": False,
+    "Theme": False,
+    "Cache": False,
 }
 
 APPROVAL_POLICIES: tuple[str, ...] = ("manual", "allow_list", "auto")
@@ -160,8 +163,13 @@ def _global_schema() -> dict[str, Field]:
         "hook.allowed_hosts": Field(
             list, [], "Host names besides 127.0.0.1, localhost and [::1] the Hook API answers to", items=str
         ),
-        "gui.theme": Field(str, "dark", "Colour theme", choices=("dark", "light")),
-        "gui.font_scale": Field(float, 1.0, "Font scale", minimum=0.5, maximum=3.0),
+        "gui.theme": Field(
+            str, "dark", "Colour theme (nerv: high-contrast black and amber)", choices=THEME_NAMES
+        ),
+        "gui.accent": Field(
+            str, "default", "Accent colour of active widgets (default: the theme's)", choices=tuple(ACCENTS)
+        ),
+        "gui.font_scale": Field(float, 1.0, "Font scale (HiDPI: 1.5 or 2)", minimum=0.5, maximum=3.0),
         "gui.show_windows": Field(dict, dict(DEFAULT_WINDOWS), "Visible panels", values=bool),
         "projects.active": Field(str, "manual_slop.toml", "Project file opened at start"),
         "projects.recent": Field(list, [], "Recently opened project files", items=str),

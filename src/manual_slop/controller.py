@@ -423,6 +423,7 @@ class AppController:
         comms = self._pending_comms.drain()
         if comms:
             AppState.append_bounded(self.state.comms_log, comms)
+            self.state.cache_ledger.add_all(comms)
         tool_calls = self._pending_tool_calls.drain()
         if tool_calls:
             AppState.append_bounded(self.state.tool_calls, tool_calls)

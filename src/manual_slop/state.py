@@ -12,6 +12,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from manual_slop.cache_ledger import CacheLedger
 from manual_slop.config import DEFAULT_MASK_PATTERNS, DEFAULT_MODELS, MEMORY_KEYS, PROVIDER_NAMES
 from manual_slop.schema import get_path, set_path
 
@@ -105,6 +106,7 @@ class AppState:
     discussion_status: str = "idle"
     # GUI
     theme: str = "dark"
+    accent: str = "default"
     font_scale: float = 1.0
     show_windows: dict[str, bool] = field(default_factory=dict)
     # tab bar -> tab chosen over automation (select_tab); the window applies and removes it
@@ -116,6 +118,7 @@ class AppState:
     ai_answered_by: str = ""  # "provider / model" of the last answer (a fallback says so)
     active_request_id: str | None = None
     available_models: list[str] = field(default_factory=list)  # of the active provider (btn_fetch_models)
+    model_lists: dict[str, list[str]] = field(default_factory=dict)  # provider -> its last fetched list
     # MMA
     mma_epic_input: str = ""
     mma_status: str = "idle"
@@ -149,6 +152,7 @@ class AppState:
     plans: list[dict[str, Any]] = field(default_factory=list)  # summaries of the project's plans
     # logs and telemetry
     comms_log: list[dict[str, Any]] = field(default_factory=list)
+    cache_ledger: CacheLedger = field(default_factory=CacheLedger)  # fed with comms_log (Cache panel)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     api_metrics: dict[str, Any] = field(default_factory=dict)
     notifications: list[Notification] = field(default_factory=list)
@@ -212,6 +216,7 @@ class AppState:
         state.shell_program = get_path(config, "shell.program")
         state.shell_timeout_s = get_path(config, "shell.timeout_s")
         state.theme = get_path(config, "gui.theme")
+        state.accent = get_path(config, "gui.accent")
         state.font_scale = get_path(config, "gui.font_scale")
         state.show_windows = dict(get_path(config, "gui.show_windows"))
         state.token_profile = get_path(config, "tokens.profile")
@@ -267,6 +272,7 @@ class AppState:
         set_path(out, "shell.program", self.shell_program)
         set_path(out, "shell.timeout_s", self.shell_timeout_s)
         set_path(out, "gui.theme", self.theme)
+        set_path(out, "gui.accent", self.accent)
         set_path(out, "gui.font_scale", self.font_scale)
         set_path(out, "gui.show_windows", dict(self.show_windows))
         set_path(out, "tokens.profile", self.token_profile)

@@ -30,6 +30,7 @@ FORMS = {
     "Max tokens": "##sampling_form",
     "History limit": "##sampling_form",
     "Approval": "##clutch_form",
+    **{f"Tier {n}": "##tier_form" for n in range(1, 5)},
 }
 STEPPED = {"Max tokens", "History limit"}  # input_int: the +/- buttons end the row
 

@@ -3,6 +3,10 @@
 ``register(ctrl)`` (listed in ``bindings.FEATURE_REGISTRARS``) adds:
 
 - ``available_models`` — read-only field: the models the active provider offers;
+- ``model_lists`` — read-only field: each provider's last fetched model list (the tier model
+  dropdowns of AI Settings offer the active provider's);
+- ``cache_state`` — read-only field: live Gemini cached contents with their TTL left, and the
+  cache reads and writes of recent requests (:class:`~manual_slop.cache_ledger.CacheLedger`);
 - ``btn_fetch_models`` — asks the provider for its model list on a background thread
   (the frame loop never waits for the network) and fills ``available_models``;
 - ``btn_use_server`` — one step from the offline model to a model server: the
@@ -19,6 +23,7 @@ session folder's ``runs/``.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from manual_slop.ai.client import AIClient
@@ -47,6 +52,22 @@ def register(ctrl: AppController) -> None:
             items=str,
         ),
         lambda: list(state.available_models),
+    )
+
+    ctrl.fields.register(
+        "model_lists",
+        Field(dict, {}, "Each provider's last fetched model list (read-only; btn_fetch_models)", values=list),
+        lambda: {name: list(models) for name, models in state.model_lists.items()},
+    )
+    ctrl.fields.register(
+        "cache_state",
+        Field(
+            dict,
+            {},
+            "Provider caches: live Gemini cached contents (name, tokens, TTL left), recent requests' "
+            "cache reads/writes, totals per provider (read-only)",
+        ),
+        lambda: state.cache_ledger.view(time.time()),
     )
 
     def fetch_models(call: ActionCall, choose: bool = False) -> None:
@@ -102,6 +123,7 @@ def register(ctrl: AppController) -> None:
 
 
 def _apply_models(ctrl: AppController, provider: str, models: list[str], choose: bool = False) -> None:
+    ctrl.state.model_lists[provider] = list(models)
     if ctrl.state.current_provider != provider:
         return  # the user switched provider while the list was loading
     ctrl.state.available_models = list(models)

@@ -32,6 +32,7 @@ from manual_slop.gui.modals import render_modals
 from manual_slop.gui.palette import Command, render_palette
 from manual_slop.gui.panels import PANELS, Panel
 from manual_slop.gui.panels.diagnostics import record_history
+from manual_slop.gui.theme import apply_appearance
 from manual_slop.gui.ui import Actions, Ui
 from manual_slop.gui.widgets import COLORS, spinner_text, status_color
 
@@ -45,7 +46,6 @@ log = logging.getLogger(__name__)
 WINDOW_TITLE = "Manual Slop"
 # tab bars inside panels that select_tab can reach (registered in manual_slop.bindings)
 PANEL_TAB_BARS = {"tier_streams": "Tier Streams", "log_streams": "Logs"}
-THEMES = {"dark": hello_imgui.ImGuiTheme_.darcula_darker, "light": hello_imgui.ImGuiTheme_.white_is_white}
 
 
 class App:
@@ -119,8 +119,7 @@ class App:
 
     def _post_init(self) -> None:
         self.ctrl.bind_main_thread()
-        hello_imgui.apply_theme(THEMES.get(self.ctrl.state.theme, THEMES["dark"]))
-        imgui.get_style().font_scale_main = self.ctrl.state.font_scale
+        self._apply_appearance()
         wake = _glfw_wake()
         if wake is not None:
             self.ctrl.add_wake_listener(wake)
@@ -129,6 +128,16 @@ class App:
         if self.ctrl.should_stop():
             hello_imgui.get_runner_params().app_shall_exit = True
         self.ctrl.begin_frame()
+        self._apply_appearance()
+
+    def _apply_appearance(self) -> None:
+        """Theme, accent and font scale as the state says (changed by the Theme panel, the Hook
+        API or a reload); applied between frames, here on the main thread."""
+        state = self.ctrl.state
+        wanted = (state.theme, state.accent, state.font_scale)
+        if wanted != self.gui.appearance:
+            apply_appearance(*wanted)
+            self.gui.appearance = wanted
 
     def _show_gui(self) -> None:
         try:

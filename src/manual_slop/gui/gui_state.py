@@ -48,6 +48,7 @@ class GuiState:
     toasts: list[Toast] = field(default_factory=list)
     edit_buffers: dict[str, str] = field(default_factory=dict)  # field -> text being typed
     palette_open: bool = False
+    appearance: tuple[Any, ...] = ()  # (theme, accent, font_scale) last applied to the style
     palette_query: str = ""
     palette_selected: int = 0
     comms_filter: LogFilter = field(default_factory=LogFilter)

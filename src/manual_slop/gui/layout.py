@@ -7,7 +7,7 @@
     │ Projects   │ Discussion · Response ·          │ AI Settings  │
     │ Files      │ MMA Dashboard · Task DAG ·       │ Diagnostics  │
     │ Context    │ Memory · File View · Agents ·    │ Usage        │
-    │            │ Skills · Prompt Inspector        │              │
+    │            │ Skills · Prompt Inspector        │ Theme · Cache│
     │            ├──────────────────────────────────┤              │
     │            │ MessageSpace: Message            │              │
     ├────────────┴──────────────────────────────────┴──────────────┤

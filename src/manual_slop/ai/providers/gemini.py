@@ -157,7 +157,8 @@ class GeminiProvider(Provider):
             return None
         self.cache.name, self.cache.digest, self.cache.created_at = cache.name, digest, self.hooks.clock()
         self.cache.file_paths, self.cache.tokens = list(request.context_files), tokens
-        self.hooks.comms("IN", "cache_created", {"name": cache.name, "tokens": tokens, "reason": decision})
+        created = {"name": cache.name, "tokens": tokens, "ttl_s": CACHE_TTL_S, "reason": decision}
+        self.hooks.comms("IN", "cache_created", created)
         return cache.name
 
     def _delete_cache(self, client: Any, reason: str) -> None:

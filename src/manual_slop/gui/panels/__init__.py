@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from manual_slop.gui.panels.agents import render_agents
 from manual_slop.gui.panels.ai_settings import render_ai_settings
 from manual_slop.gui.panels.approval_rules import render_approval_rules
+from manual_slop.gui.panels.cache import render_cache
 from manual_slop.gui.panels.comms_log import render_comms_log
 from manual_slop.gui.panels.context import render_context
 from manual_slop.gui.panels.diagnostics import render_diagnostics
@@ -26,6 +27,7 @@ from manual_slop.gui.panels.prompt_inspector import render_prompt_inspector
 from manual_slop.gui.panels.response import render_response
 from manual_slop.gui.panels.skills import render_skills
 from manual_slop.gui.panels.task_dag import render_task_dag
+from manual_slop.gui.panels.theme import render_theme
 from manual_slop.gui.panels.tier_streams import render_tier_streams
 from manual_slop.gui.panels.tool_calls import render_tool_calls
 from manual_slop.gui.panels.usage import render_usage
@@ -67,4 +69,6 @@ PANELS: tuple[Panel, ...] = (
     Panel("Prompt Inspector", "prompt_inspector", render_prompt_inspector, "MainDockSpace"),
     Panel("Approval Rules", "approval_rules", render_approval_rules, "MainDockSpace"),
     Panel("MCP", "mcp", render_mcp, "MainDockSpace"),
+    Panel("Theme", "theme", render_theme, "RightSpace"),
+    Panel("Cache", "cache", render_cache, "RightSpace"),
 )

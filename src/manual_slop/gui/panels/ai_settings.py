@@ -1,5 +1,10 @@
-"""AI Settings: provider, model, endpoint, the agent chat runs as, the token profile, sampling
-parameters and the approval policy.
+"""AI Settings: provider, model, endpoint, the agent chat runs as, the token profile, the model
+of each MMA tier, sampling parameters and the approval policy.
+
+The tier dropdowns (Tier 1-4: the project's ``[mma]`` ``tier1_model`` … ``tier4_model``, Tier 3
+the first model of ``tier3_models``) offer the active provider's model list as last fetched
+(Refresh asks the provider, on a background thread) and "(active model)"; MMA tiers run on the
+active provider.
 
 The panel docks in the narrow right column, so its fields are a label-left form
 (:mod:`manual_slop.gui.form`): labels keep their full width and the widgets take the
@@ -23,7 +28,7 @@ if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
     from manual_slop.state import AppState
 
-__all__ = ["LABELS", "render_ai_settings"]
+__all__ = ["ACTIVE_MODEL", "LABELS", "TIER_FIELDS", "render_ai_settings", "tier_model_options"]
 
 POLICIES = ["manual", "allow_list", "auto"]
 # row label -> id of its widget (the widget's own label is hidden: the row shows it)
@@ -39,7 +44,19 @@ LABELS: dict[str, str] = {
     "Max tokens": "##max_tokens",
     "History limit": "##history_trunc_limit",
     "Approval": "##approval_policy",
+    "Tier 1": "##mma_tier1_model",
+    "Tier 2": "##mma_tier2_model",
+    "Tier 3": "##mma_tier3_models",
+    "Tier 4": "##mma_tier4_model",
 }
+# tier row -> (field, what the tier does)
+TIER_FIELDS: dict[str, tuple[str, str]] = {
+    "Tier 1": ("mma_tier1_model", "epic -> tracks"),
+    "Tier 2": ("mma_tier2_model", "track -> tickets, replans"),
+    "Tier 3": ("mma_tier3_models", "workers: the first attempt's model (retries escalate along the list)"),
+    "Tier 4": ("mma_tier4_model", "QA summaries and patches"),
+}
+ACTIVE_MODEL = "(active model)"
 REFRESH = "Refresh##fetch_models"
 NO_AGENT = "(none)"
 
@@ -55,6 +72,10 @@ def render_ai_settings(ui: Ui) -> None:
         if shown:
             _agent(ui, state)
     _agent_notes(ui, state)
+    imgui.separator_text("MMA tier models")
+    with form("##tier_form", list(LABELS)) as shown:
+        if shown:
+            _tier_models(ui, state)
     imgui.separator_text("Sampling")
     with form("##sampling_form", list(LABELS)) as shown:
         if shown:
@@ -95,6 +116,42 @@ def _provider(ui: Ui, state: AppState) -> None:
         imgui.set_item_tooltip("fetch the provider's model list")
     form_row("Base URL", "the provider's endpoint; empty = its default")
     text_field(ui, LABELS["Base URL"], "provider_base_url", commit_on_change=False, hint="provider default")
+
+
+def tier_model_options(current: str, models: list[str]) -> list[str]:
+    """The choices of a tier dropdown: '' (the active model), the fetched models, and the current
+    value when the list does not have it (a model typed in the project file stays visible)."""
+    options = ["", *(m for m in models if m)]
+    if current and current not in options:
+        options.append(current)
+    return options
+
+
+def _tier_models(ui: Ui, state: AppState) -> None:
+    models = state.model_lists.get(state.current_provider) or state.available_models
+    for row, (field, tip) in TIER_FIELDS.items():
+        form_row(row, tip)
+        value = ui.ctrl.fields.get(field)
+        rest: list[str] = []
+        if isinstance(value, list):  # Tier 3: escalation ladder; the dropdown picks its first step
+            current, rest = (str(value[0]), [str(v) for v in value[1:]]) if value else ("", [])
+        else:
+            current = str(value)
+        if imgui.begin_combo(LABELS[row], current or ACTIVE_MODEL):
+            for option in tier_model_options(current, models):
+                clicked, _ = imgui.selectable(f"{option or ACTIVE_MODEL}##{field}", option == current)
+                if clicked and option != current:
+                    chosen: object = option
+                    if isinstance(value, list):
+                        chosen = [option, *rest] if option else rest
+                    ui.act.set(field, chosen)
+                if option == current:
+                    imgui.set_item_default_focus()
+            imgui.end_combo()
+        if rest:
+            imgui.text_disabled(f"then: {', '.join(rest)}")
+    if not models:
+        imgui.text_disabled("no model list yet: Refresh (beside Model) fetches it")
 
 
 def _agent(ui: Ui, state: AppState) -> None:

@@ -204,6 +204,8 @@ def register_task_handlers(ctrl: BindingHost) -> None:
             state.mma_status = str(task["status"])
         if "active_tier" in task:
             state.active_tier = task["active_tier"]
+        if "progress" in task:
+            state.mma_progress = str(task["progress"] or "")
         if "tier_usage" in task:
             state.tier_usage = dict(task["tier_usage"])
         if "tickets" in task:

@@ -120,6 +120,7 @@ class AppState:
     mma_epic_input: str = ""
     mma_status: str = "idle"
     active_tier: str | None = None
+    mma_progress: str = ""  # what a planning thread is doing ('' = none): "building context", …
     proposed_tracks: list[dict[str, Any]] = field(default_factory=list)
     active_track: dict[str, Any] | None = None
     mma_tickets: list[dict[str, Any]] = field(default_factory=list)

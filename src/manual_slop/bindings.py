@@ -197,6 +197,7 @@ def register_task_handlers(ctrl: BindingHost) -> None:
 
     def show_track_proposal(task: dict[str, Any]) -> None:
         state.proposed_tracks = list(task.get("tracks", []))
+        state.proposal_round += 1
         ctrl.publish("track_proposal", {"tracks": state.proposed_tracks})
 
     def mma_state_update(task: dict[str, Any]) -> None:

@@ -329,7 +329,6 @@ class MMARuntime:
         if str(edited.get("priority", "medium")) not in PRIORITIES:
             raise InvalidValue(f"priority must be one of {', '.join(PRIORITIES)}, got {edited['priority']!r}")
         proposals[index] = edited
-        self.ctrl.publish("track_proposal", {"tracks": list(proposals)})
         return edited
 
     def reject_proposals(self, indices: Sequence[int] | None) -> None:
@@ -340,11 +339,11 @@ class MMARuntime:
             raise InvalidValue("there are no proposed tracks to reject")
         chosen = set(self._proposal_indices(indices, proposals))
         self.ctrl.state.proposed_tracks = [p for i, p in enumerate(proposals) if i not in chosen]
-        self.ctrl.publish("track_proposal", {"tracks": list(self.ctrl.state.proposed_tracks)})
 
     def proposals_planned(self, planned: Sequence[str], failed: dict[str, str]) -> None:
         """Task ``mma_proposals_planned``: planned proposals leave the list, failed ones keep
-        the error to show beside them (main thread)."""
+        the error to show beside them (main thread). ``track_proposal`` stays Tier 1's event:
+        clients read the list as it changes from the ``proposed_tracks`` field."""
         state = self.ctrl.state
         gone = set(planned)
         kept = []
@@ -355,7 +354,6 @@ class MMARuntime:
                 proposal = {**proposal, "error": failed[proposal["id"]]}
             kept.append(proposal)
         state.proposed_tracks = kept
-        self.ctrl.publish("track_proposal", {"tracks": list(kept)})
 
     @staticmethod
     def _proposal_indices(indices: Sequence[int] | None, proposals: Sequence[Any]) -> list[int]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from manual_slop.automation import ActionCall, InvalidValue
 from manual_slop.config import PROJECT_SCHEMA
 from manual_slop.mma.client import AIClientAdapter, ContextRequest, MMAServices
+from manual_slop.mma.ladder import tier3_ladder
 from manual_slop.mma.runtime import DEFAULT_SETTINGS, MMARuntime
 from manual_slop.schema import Field
 
@@ -131,6 +132,11 @@ def _register_fields(ctrl: AppController, runtime: MMARuntime) -> None:
         "mma_progress",
         Field(str, "", "What MMA planning is doing: 'building context', 'asking Tier 1', … ('' = nothing)"),
         lambda: state.mma_progress,
+    )
+    reg(
+        "mma_tier3_ladder",
+        Field(list, [], "Tier 3 models by attempt as a run would use them ([] = active model)", items=str),
+        lambda: list(tier3_ladder(runtime.settings().tier3_models, state.current_provider)),
     )
     reg("mma_tier_usage", Field(dict, {}, "Tokens per tier (read-only)"), lambda: dict(state.tier_usage))
     reg(

@@ -304,9 +304,9 @@ class MMARuntime:
     def proposals(self) -> list[dict[str, Any]]:
         """``state.proposed_tracks``, each given an ``id`` if it came without one (set by hand)."""
         proposals = self.ctrl.state.proposed_tracks
-        for proposal in proposals:
-            if not proposal.get("id"):
-                proposal["id"] = _proposal_id()
+        for index, proposal in enumerate(proposals):
+            if not proposal.get("id"):  # a new dict: the old one may be in a published event
+                proposals[index] = {**proposal, "id": _proposal_id()}
         return proposals
 
     def edit_proposal(self, index: int, changes: dict[str, Any]) -> dict[str, Any]:

@@ -39,3 +39,11 @@ def test_the_setting_wins_and_an_unknown_provider_uses_the_active_model() -> Non
     assert tier3_ladder([], "gemini") == ("gemini-2.5-flash-lite", "gemini-2.5-flash", "gemini-2.5-pro")
     assert tier3_ladder(["my-model"], "gemini") == ("my-model",)
     assert tier3_ladder((), "openai_compatible") == () and tier3_ladder((), "nobody") == ()
+
+
+def test_the_field_shows_the_ladder_a_run_would_use(make_controller) -> None:
+    ctrl = make_controller()
+    ctrl.state.current_provider = "anthropic"
+    assert ctrl.fields.get("mma_tier3_ladder") == ["claude-haiku-4-5", DEFAULT_MODELS["anthropic"]]
+    ctrl.fields.set("mma_tier3_models", ["claude-sonnet-4-6"])
+    assert ctrl.fields.get("mma_tier3_ladder") == ["claude-sonnet-4-6"]

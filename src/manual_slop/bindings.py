@@ -197,6 +197,7 @@ def register_task_handlers(ctrl: BindingHost) -> None:
 
     def show_track_proposal(task: dict[str, Any]) -> None:
         state.proposed_tracks = list(task.get("tracks", []))
+        state.proposal_round += 1
         ctrl.publish("track_proposal", {"tracks": state.proposed_tracks})
 
     def mma_state_update(task: dict[str, Any]) -> None:
@@ -204,6 +205,8 @@ def register_task_handlers(ctrl: BindingHost) -> None:
             state.mma_status = str(task["status"])
         if "active_tier" in task:
             state.active_tier = task["active_tier"]
+        if "progress" in task:
+            state.mma_progress = str(task["progress"] or "")
         if "tier_usage" in task:
             state.tier_usage = dict(task["tier_usage"])
         if "tickets" in task:

@@ -229,7 +229,10 @@ PROJECT_SCHEMA: Schema = {
     "context.presets": Field(dict, {}, "Named sets of files, excludes and views", values=dict),
     "mma.tier1_model": Field(str, "", "Tier 1 (epic -> tracks) model ('' = the active model)"),
     "mma.tier2_model": Field(str, "", "Tier 2 (track -> tickets, replans) model ('' = the active model)"),
-    "mma.tier3_models": Field(list, [], "Tier 3 worker models by attempt (escalation on retries)", items=str),
+    "mma.tier3_models": Field(
+        list, [], "Tier 3 models by attempt, escalating on retries ([] = the provider's default ladder)",
+        items=str,
+    ),
     "mma.tier4_model": Field(str, "", "Tier 4 (QA summaries, patches) model ('' = the active model)"),
     "mma.max_workers": Field(int, 4, "Tier 3 workers running at once", minimum=1, maximum=16),
     "mma.backend": Field(

@@ -123,7 +123,9 @@ class AppState:
     mma_epic_input: str = ""
     mma_status: str = "idle"
     active_tier: str | None = None
+    mma_progress: str = ""  # what a planning thread is doing ('' = none): "building context", …
     proposed_tracks: list[dict[str, Any]] = field(default_factory=list)
+    proposal_round: int = 0  # +1 each time Tier 1 proposes (the Track Proposals modal opens)
     active_track: dict[str, Any] | None = None
     mma_tickets: list[dict[str, Any]] = field(default_factory=list)
     mma_ray_workers: list[dict[str, Any]] = field(default_factory=list)  # Ray attempts' heartbeats

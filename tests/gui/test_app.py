@@ -280,7 +280,7 @@ def test_mma_dashboard_plans_accepts_starts_and_shows_tickets_finishing(
         ctx.key_chars("Read our config files")
         ctx.item_click("**/Plan Epic")
         frames_until(ctx, lambda: bool(ctrl.state.proposed_tracks), max_frames=2000)
-        ctx.item_click("**/Accept selected tracks")
+        ctx.item_click("//Track Proposals/**/Accept selected (1)")  # the modal opened for them
         frames_until(ctx, lambda: len(ctrl.fields.get("mma_tracks")) == 1 and ctrl.state.mma_status == "idle")
         track_id = ctrl.fields.get("mma_tracks")[0]["id"]
         ctx.item_click(f"**/Start##{track_id}")

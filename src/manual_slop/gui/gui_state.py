@@ -70,6 +70,9 @@ class GuiState:
     logs_filters: dict[str, LogFilter] = field(default_factory=lambda: defaultdict(LogFilter))
     project_path_input: str = ""
     proposal_choice: list[bool] = field(default_factory=list)  # which proposed tracks to accept
+    proposal_modal: bool = False  # the Track Proposals modal is wanted open
+    proposal_round: int = 0  # the state's proposal_round the modal last opened for
+    proposal_edits: dict[str, dict[str, str]] = field(default_factory=dict)  # proposal id -> typed text
     ticket_edits: dict[str, dict[str, str]] = field(default_factory=dict)  # ticket id -> typed text
     dag_editor: Any = None  # the node editor context of the Task DAG
     dag_ids: dict[str, int] = field(default_factory=dict)  # ticket id -> node id base

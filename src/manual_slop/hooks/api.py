@@ -387,6 +387,7 @@ class HookApi:
                 {
                     "status": state.mma_status,
                     "active_tier": state.active_tier,
+                    "progress": state.mma_progress,
                     "active_track": state.active_track,
                     "proposed_tracks": state.proposed_tracks,
                     "tickets": state.mma_tickets,
@@ -396,6 +397,7 @@ class HookApi:
 
         status = self.on_main(read)
         status["status"] = str(status["status"])
+        status["progress"] = str(status["progress"] or "")
         status["active_tier"] = None if status["active_tier"] is None else str(status["active_tier"])
         for key in ("active_track", "tier_usage"):
             if not isinstance(status[key], dict):

@@ -269,6 +269,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
         {
             "status": _STR,
             "active_tier": _NULLABLE_STR,
+            "progress": _STR,
             "active_track": {"type": ["object", "null"]},
             "proposed_tracks": {"type": "array", "items": _OBJECT},
             "tickets": {"type": "array", "items": _TICKET},

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from manual_slop.automation import ActionCall, InvalidValue
 from manual_slop.config import PROJECT_SCHEMA
 from manual_slop.mma.client import AIClientAdapter, ContextRequest, MMAServices
+from manual_slop.mma.ladder import tier3_ladder
 from manual_slop.mma.runtime import DEFAULT_SETTINGS, MMARuntime
 from manual_slop.schema import Field
 
@@ -97,6 +98,10 @@ def register(ctrl: AppController) -> None:
         ctrl.state.mma_ray_workers = list(task["workers"])
 
     ctrl.register_task_handler("mma_ray_workers", ray_workers)
+    ctrl.register_task_handler(
+        "mma_proposals_planned",
+        lambda task: runtime.proposals_planned(list(task.get("planned", [])), dict(task.get("failed", {}))),
+    )
     runtime.load_tracks()
 
 
@@ -122,6 +127,16 @@ def _register_fields(ctrl: AppController, runtime: MMARuntime) -> None:
         "mma_active_tier",
         Field(str, "", "Tier working now ('' = none)"),
         lambda: state.active_tier or "",
+    )
+    reg(
+        "mma_progress",
+        Field(str, "", "What MMA planning is doing: 'building context', 'asking Tier 1', … ('' = nothing)"),
+        lambda: state.mma_progress,
+    )
+    reg(
+        "mma_tier3_ladder",
+        Field(list, [], "Tier 3 models by attempt as a run would use them ([] = active model)", items=str),
+        lambda: list(tier3_ladder(runtime.settings().tier3_models, state.current_provider)),
     )
     reg("mma_tier_usage", Field(dict, {}, "Tokens per tier (read-only)"), lambda: dict(state.tier_usage))
     reg(
@@ -166,7 +181,20 @@ def _register_actions(ctrl: AppController, runtime: MMARuntime) -> None:
     reg(
         "btn_mma_accept_tracks",
         lambda call: runtime.accept_tracks(call.user_data),
-        "Accept proposed tracks (user_data: indices, default all); Tier 2 plans and saves each",
+        "Accept proposed tracks (user_data: indices, default all); Tier 2 plans and saves each; "
+        "a proposal stays listed until its track is saved",
+        user_data=Field(list, [], items=int),
+    )
+    reg(
+        "btn_mma_edit_track_proposal",
+        lambda call: runtime.edit_proposal(*_proposal_edit(call.user_data)),
+        "Edit a proposed track before accepting it (user_data: {index, title?, description?, priority?})",
+        user_data=Field(dict, {}),
+    )
+    reg(
+        "btn_mma_reject_tracks",
+        lambda call: runtime.reject_proposals(call.user_data),
+        "Reject proposed tracks (user_data: indices, default all); they are dropped unplanned",
         user_data=Field(list, [], items=int),
     )
     reg(
@@ -219,6 +247,19 @@ def _register_actions(ctrl: AppController, runtime: MMARuntime) -> None:
         "Per-ticket model override (user_data: {ticket_id, model}; '' clears it)",
         user_data=Field(dict, {}, values=str),
     )
+
+
+def _proposal_edit(data: Any) -> tuple[int, dict[str, Any]]:
+    """``{index, title?, description?, priority?}`` -> (index, changes); the runtime checks values."""
+    index = data.get("index") if isinstance(data, dict) else None
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise InvalidValue(
+            "user_data must be {'index': int, 'title'?: str, 'description'?: str, 'priority'?: str}"
+        )
+    changes = {k: v for k, v in data.items() if k != "index"}
+    if not changes:
+        raise InvalidValue("nothing to edit: give title, description or priority")
+    return index, changes
 
 
 def _dependency_args(data: Any) -> dict[str, Any]:

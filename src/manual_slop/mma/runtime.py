@@ -9,6 +9,7 @@ writing the state. One track runs at a time.
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -21,6 +22,7 @@ from manual_slop.mma.client import MMAServices, TierCaller
 from manual_slop.mma.conductor import ConductorConfig, ConductorEngine
 from manual_slop.mma.dag import ExecutionEngine, TrackDAG
 from manual_slop.mma.errors import Aborted, MMAError, PersistenceError
+from manual_slop.mma.ladder import tier3_ladder
 from manual_slop.mma.models import Priority, TicketStatus, TierUsage, Track, TrackStatus
 from manual_slop.mma.persistence import TrackStore
 from manual_slop.mma.planning import new_track_id, plan_epic, plan_track
@@ -31,9 +33,16 @@ from manual_slop.tools.security import PathPolicy
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
 
-__all__ = ["MMARuntime", "MMASettings"]
+__all__ = ["ASKING_TIER1", "ASKING_TIER2", "BUILDING_CONTEXT", "MMARuntime", "MMASettings", "proposal_of"]
 
 log = logging.getLogger(__name__)
+
+# what a planning thread is doing (``mma_progress``; the dashboard shows "Planning… (…)")
+BUILDING_CONTEXT = "building context"
+ASKING_TIER1 = "asking Tier 1"
+ASKING_TIER2 = "asking Tier 2"
+EDITABLE = ("title", "description", "priority")  # what the user may change in a proposal
+PRIORITIES = tuple(str(p) for p in Priority)
 
 DEFAULT_SETTINGS: dict[str, Any] = {
     "tier1_model": "",
@@ -145,7 +154,7 @@ class MMARuntime:
         state.active_track = None
         state.mma_tickets = []
         state.proposed_tracks = []
-        state.mma_status = "idle"
+        state.mma_status, state.mma_progress = "idle", ""
         self.load_tracks()
 
     def add_track(self, track: Track) -> None:
@@ -181,6 +190,8 @@ class MMARuntime:
 
     # -- Tier 1 ----------------------------------------------------------------------------------
     def plan_epic(self) -> None:
+        """Tier 1 on a planning thread; this returns at once. The context is compiled there too
+        (a large project takes seconds), and each phase is shown in ``mma_progress``."""
         state = self.ctrl.state
         epic = state.mma_epic_input.strip()
         if not epic:
@@ -188,12 +199,13 @@ class MMARuntime:
         self._check_not_planning()
         caller = self.caller()
         settings = self.settings()
-        context_md = self.ctrl.compile_context()
-        state.mma_status, state.active_tier = "planning", "Tier 1"
-        self.ctrl.publish("mma_state", {"status": "planning", "active_tier": "Tier 1"})
+        request = self.ctrl.context.request()  # a cheap snapshot; compiling it is the slow part
+        self._enter_planning("Tier 1")
 
         def work() -> None:
             try:
+                context_md = self._compile_context(request)
+                self._post_progress(ASKING_TIER1)
                 tracks = plan_epic(
                     caller,
                     epic,
@@ -206,9 +218,7 @@ class MMARuntime:
             except Exception as exc:
                 self._post_error(f"Plan Epic failed: {_describe(exc)}")
                 return
-            proposals = [
-                {"title": t.title, "description": t.description, "priority": str(t.priority)} for t in tracks
-            ]
+            proposals = [proposal_of(t) for t in tracks]
             self.ctrl.post_gui_task({"action": "show_track_proposal", "tracks": proposals})
             self._post_idle()
 
@@ -216,40 +226,45 @@ class MMARuntime:
 
     # -- Tier 2 ----------------------------------------------------------------------------------
     def accept_tracks(self, indices: Sequence[int] | None) -> None:
-        state = self.ctrl.state
-        proposals = list(state.proposed_tracks)
+        """Tier 2 plans the chosen proposals on a planning thread. A proposal leaves the list only
+        once its track is planned and saved: a failed one stays, with its ``error``, to retry."""
+        proposals = self.proposals()
         if not proposals:
             raise InvalidValue("there are no proposed tracks to accept")
-        chosen = list(range(len(proposals))) if not indices else list(dict.fromkeys(indices))
-        bad = [i for i in chosen if not 0 <= i < len(proposals)]
-        if bad:
-            raise InvalidValue(
-                f"no proposed track at index {bad}; there are {len(proposals)} (0-{len(proposals) - 1})"
-            )
+        chosen = self._proposal_indices(indices, proposals)
         self._check_not_planning()
         caller = self.caller()
         settings = self.settings()
         store = self.store()
-        context_md = self.ctrl.compile_context()
-        accepted = []
+        request = self.ctrl.context.request()
+        accepted: list[tuple[str, Track]] = []
         for index in chosen:
             proposal = proposals[index]
             title = str(proposal.get("title", "")).strip() or f"Track {index + 1}"
-            accepted.append(
-                Track(
-                    id=new_track_id(title),
-                    title=title,
-                    description=str(proposal.get("description", "")),
-                    priority=Priority(proposal.get("priority", "medium")),
-                )
+            track = Track(
+                id=new_track_id(title),
+                title=title,
+                description=str(proposal.get("description", "")),
+                priority=Priority(proposal.get("priority", "medium")),
             )
-        state.proposed_tracks = [p for i, p in enumerate(proposals) if i not in chosen]
-        state.mma_status, state.active_tier = "planning", "Tier 2"
-        self.ctrl.publish("mma_state", {"status": "planning", "active_tier": "Tier 2"})
+            accepted.append((str(proposal["id"]), track))
+        self._enter_planning("Tier 2")
 
         def work() -> None:
+            try:
+                context_md = self._compile_context(request)
+            except Aborted:
+                return
+            except Exception as exc:
+                failed = {pid: _describe(exc) for pid, _ in accepted}
+                self.ctrl.post_gui_task({"action": "mma_proposals_planned", "planned": [], "failed": failed})
+                self._post_error(f"Accept tracks failed, the proposals are kept: {_describe(exc)}")
+                return
             planned: list[Track] = []
-            for track in accepted:
+            done: list[str] = []
+            failed: dict[str, str] = {}
+            for number, (proposal_id, track) in enumerate(accepted, 1):
+                self._post_progress(f"{ASKING_TIER2} ({number}/{len(accepted)}: {track.title})")
                 try:
                     track.tickets = plan_track(
                         caller,
@@ -262,16 +277,21 @@ class MMARuntime:
                 except Aborted:
                     return
                 except Exception as exc:
-                    self._post_error(
-                        f"planning track {track.title!r} failed, nothing saved: {_describe(exc)}"
+                    failed[proposal_id] = _describe(exc)
+                    message = f"planning track {track.title!r} failed, nothing saved (the proposal is kept)"
+                    self.ctrl.post_gui_task(
+                        {"action": "notify", "level": "error", "message": f"{message}: {failed[proposal_id]}"}
                     )
                     continue
                 with self._lock:
                     self._tracks[track.id] = track
                 planned.append(track)
+                done.append(proposal_id)
+            self.ctrl.post_gui_task({"action": "mma_proposals_planned", "planned": done, "failed": failed})
             update: dict[str, Any] = {
                 "status": "idle",
                 "active_tier": None,
+                "progress": "",
                 "tier_usage": self.usage.snapshot(),
             }
             if planned:
@@ -279,6 +299,70 @@ class MMARuntime:
             self.ctrl.post_gui_task({"action": "mma_state_update", **update})
 
         self._start_planning(work)
+
+    # -- proposals (main thread) --------------------------------------------------------------
+    def proposals(self) -> list[dict[str, Any]]:
+        """``state.proposed_tracks``, each given an ``id`` if it came without one (set by hand)."""
+        proposals = self.ctrl.state.proposed_tracks
+        for index, proposal in enumerate(proposals):
+            if not proposal.get("id"):  # a new dict: the old one may be in a published event
+                proposals[index] = {**proposal, "id": _proposal_id()}
+        return proposals
+
+    def edit_proposal(self, index: int, changes: dict[str, Any]) -> dict[str, Any]:
+        """Change a proposal's title, description or priority before it is accepted."""
+        self._check_not_planning()
+        proposals = self.proposals()
+        (index,) = self._proposal_indices([index], proposals)
+        unknown = sorted(set(changes) - set(EDITABLE))
+        if unknown:
+            raise InvalidValue(
+                f"a proposal's {', '.join(unknown)} cannot be edited; editable: {', '.join(EDITABLE)}"
+            )
+        edited = dict(proposals[index])
+        for key, value in changes.items():
+            if not isinstance(value, str):
+                raise InvalidValue(f"{key} must be a string, got {type(value).__name__}")
+            edited[key] = value.strip() if key == "title" else value
+        if not edited.get("title"):
+            raise InvalidValue("a proposal's title cannot be empty")
+        if str(edited.get("priority", "medium")) not in PRIORITIES:
+            raise InvalidValue(f"priority must be one of {', '.join(PRIORITIES)}, got {edited['priority']!r}")
+        proposals[index] = edited
+        return edited
+
+    def reject_proposals(self, indices: Sequence[int] | None) -> None:
+        """Drop proposals (default all) without planning them."""
+        self._check_not_planning()
+        proposals = self.proposals()
+        if not proposals:
+            raise InvalidValue("there are no proposed tracks to reject")
+        chosen = set(self._proposal_indices(indices, proposals))
+        self.ctrl.state.proposed_tracks = [p for i, p in enumerate(proposals) if i not in chosen]
+
+    def proposals_planned(self, planned: Sequence[str], failed: dict[str, str]) -> None:
+        """Task ``mma_proposals_planned``: planned proposals leave the list, failed ones keep
+        the error to show beside them (main thread). ``track_proposal`` stays Tier 1's event:
+        clients read the list as it changes from the ``proposed_tracks`` field."""
+        state = self.ctrl.state
+        gone = set(planned)
+        kept = []
+        for proposal in state.proposed_tracks:
+            if proposal.get("id") in gone:
+                continue
+            if proposal.get("id") in failed:
+                proposal = {**proposal, "error": failed[proposal["id"]]}
+            kept.append(proposal)
+        state.proposed_tracks = kept
+
+    @staticmethod
+    def _proposal_indices(indices: Sequence[int] | None, proposals: Sequence[Any]) -> list[int]:
+        chosen = list(range(len(proposals))) if not indices else list(dict.fromkeys(indices))
+        bad = [i for i in chosen if not 0 <= i < len(proposals)]
+        if bad:
+            last = f"0-{len(proposals) - 1}" if proposals else "none"
+            raise InvalidValue(f"no proposed track at index {bad}; there are {len(proposals)} ({last})")
+        return chosen
 
     # -- Tier 3: the conductor ------------------------------------------------------------------
     def archive_track(self, track_id: str) -> None:
@@ -329,7 +413,7 @@ class MMARuntime:
             base_dir=self.ctrl.base_dir(),
             max_workers=settings.max_workers,
             tier2_model=settings.tier2_model,
-            tier3_models=settings.tier3_models,
+            tier3_models=tier3_ladder(settings.tier3_models, state.current_provider),
             tier4_model=settings.tier4_model,
             max_replans=settings.max_replans,
             tier4_patches=settings.tier4_patches,
@@ -496,6 +580,24 @@ class MMARuntime:
         if self._planning is not None and self._planning.is_alive():
             raise InvalidValue("a planning call is still running; wait for it to finish")
 
+    def _enter_planning(self, tier: str) -> None:
+        """Show that a planning thread is about to start (main thread)."""
+        state = self.ctrl.state
+        state.mma_status, state.active_tier, state.mma_progress = "planning", tier, BUILDING_CONTEXT
+        update = {"status": "planning", "active_tier": tier, "progress": BUILDING_CONTEXT}
+        self.ctrl.publish("mma_state", update)
+
+    def _compile_context(self, request: Any) -> str:
+        """The project context for a planning call, compiled on the planning thread (the
+        progress already says ``building context``: :meth:`_enter_planning`)."""
+        markdown = self.ctrl.context.compile(request, "preview").markdown
+        if self._abort_planning.is_set():
+            raise Aborted("planning was stopped")
+        return markdown
+
+    def _post_progress(self, text: str) -> None:
+        self.ctrl.post_gui_task({"action": "mma_state_update", "progress": text})
+
     def _start_planning(self, work: Any) -> None:
         self._planning = threading.Thread(target=work, name="slop-mma-plan", daemon=True)
         self._planning.start()
@@ -511,6 +613,7 @@ class MMARuntime:
                 "action": "mma_state_update",
                 "status": "idle",
                 "active_tier": None,
+                "progress": "",
                 "tier_usage": self.usage.snapshot(),
             }
         )
@@ -569,6 +672,17 @@ def _offline_dependencies(engine: ExecutionEngine, ticket_id: str, depends_on: l
     ExecutionEngine(TrackDAG(trial))  # DagError (a cycle) before anything changes
     ticket.depends_on = list(depends_on)
     ticket.updated_at = time.time()
+
+
+def proposal_of(track: Track) -> dict[str, Any]:
+    """A Tier 1 track as a proposal the user may edit, reject or accept (its ``id`` is stable
+    while the list changes around it)."""
+    return {"id": _proposal_id(), "title": track.title, "description": track.description,
+            "priority": str(track.priority)}  # fmt: skip
+
+
+def _proposal_id() -> str:
+    return f"p_{secrets.token_hex(4)}"
 
 
 def _describe(exc: BaseException) -> str:

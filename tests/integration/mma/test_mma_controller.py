@@ -53,10 +53,11 @@ def test_plan_accept_start_approve_done(make_controller) -> None:
     click(ctrl, "btn_mma_plan_epic")
     assert ctrl.state.mma_status == "planning" and ctrl.state.active_tier == "Tier 1"
     pump_until(ctrl, lambda: ctrl.state.proposed_tracks and ctrl.state.mma_status == "idle")
-    assert ctrl.state.proposed_tracks == [{"title": "Core", "description": "do it", "priority": "high"}]
+    (proposal,) = ctrl.state.proposed_tracks
+    assert proposal | {"id": ""} == {"id": "", "title": "Core", "description": "do it", "priority": "high"}
     click(ctrl, "btn_mma_accept_tracks", [0])
-    assert ctrl.state.proposed_tracks == []
     pump_until(ctrl, lambda: ctrl.fields.get("mma_tracks") and ctrl.state.mma_status == "idle")
+    assert ctrl.state.proposed_tracks == []  # gone once its track was saved
     (track,) = ctrl.fields.get("mma_tracks")
     assert track["title"] == "Core" and track["ticket_count"] == 2
     assert (ctrl.base_dir() / "conductor" / "tracks" / track["id"] / "state.toml").exists()

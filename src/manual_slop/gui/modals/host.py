@@ -5,7 +5,8 @@ Each kind has a body module that draws the payload and its editable parts into
 per-dialog buffers; the host draws the buttons, handles Enter (approve — Ctrl+Enter
 while typing) and Escape (reject), and resolves through ``Actions.decide`` — the same
 ``resolve`` the Hook API calls. MMA dialogs also have **Abort Track**, which rejects with
-``abort=True`` so the runtime stops the whole track.
+``abort=True`` so the runtime stops the whole track. With no dialog pending, the *Track
+Proposals* modal may show (:mod:`~manual_slop.gui.modals.track_proposal`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import manual_slop.gui.modals.bodies as bodies
 import manual_slop.gui.modals.mma_step as mma_step
 import manual_slop.gui.modals.recovery as recovery
 import manual_slop.gui.modals.rule_bodies as rule_bodies
+from manual_slop.gui.modals.track_proposal import render_track_proposals
 from manual_slop.gui.widgets import COLORS
 
 if TYPE_CHECKING:
@@ -64,6 +66,7 @@ def render_modals(ui: Ui) -> None:
         del ui.gui.modal_buffers[stale]
     if not pending:
         ui.gui.open_modal_id = None
+        render_track_proposals(ui)  # not a dialog (nothing waits on it): shown when none is pending
         return
     dialog = pending[0]
     title = MODAL_TITLES.get(dialog["kind"], "Approval")

@@ -30,6 +30,7 @@ from manual_slop.gui.widgets import (
     status_color,
     text_colored,
     text_elided,
+    text_wrapped_colored,
 )
 from manual_slop.mma.attempt import WorktreeApprovals
 
@@ -74,7 +75,8 @@ def render_mma_dashboard(ui: Ui) -> None:
     blockers = control_blockers(status, state.mma_epic_input)
     imgui.text("Status:")
     imgui.same_line()
-    imgui.text_colored(status_color(status), f"{spinner_text()} {status}" if busy else status)
+    shown = f"Planning… ({state.mma_progress})" if status == "planning" and state.mma_progress else status
+    imgui.text_colored(status_color(status), f"{spinner_text()} {shown}" if busy else shown)
     if state.active_tier:
         imgui.same_line()
         imgui.text_disabled(f"| {state.active_tier} working")
@@ -118,10 +120,17 @@ def _proposals(ui: Ui, blockers: dict[str, str]) -> None:
             imgui.indent()
             imgui.text_wrapped(str(track["description"]))
             imgui.unindent()
+        if track.get("error"):
+            imgui.indent()
+            text_wrapped_colored(COLORS["error"], f"Tier 2 failed, nothing saved: {track['error']}")
+            imgui.unindent()
     picked = [i for i, keep in enumerate(chosen) if keep]
     why_not = blockers["btn_mma_accept_tracks"] or ("" if picked else "tick at least one track")
     if button("Accept selected tracks", not why_not, why_not):
         ui.act.click("btn_mma_accept_tracks", picked)
+    imgui.same_line()
+    if button("Review proposals"):  # the modal: edit, reject, accept
+        ui.gui.proposal_modal = True
 
 
 def _tracks(ui: Ui, blockers: dict[str, str]) -> None:

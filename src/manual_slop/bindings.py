@@ -111,6 +111,7 @@ FEATURE_REGISTRARS: tuple[str, ...] = (
     "manual_slop.governance.bindings.register",
     "manual_slop.mcp.serve_binding.register",
     "manual_slop.mcp.bindings.register",
+    "manual_slop.sessions.bindings.register",
 )
 
 

@@ -107,6 +107,7 @@ DEFAULT_WINDOWS: dict[str, bool] = {
     "Prompt Inspector": False,
     "Approval Rules": False,
     "MCP": False,
+    "Session Replay": False,
 }
 
 APPROVAL_POLICIES: tuple[str, ...] = ("manual", "allow_list", "auto")

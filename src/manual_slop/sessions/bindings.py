@@ -25,7 +25,9 @@ from manual_slop.sessions.replay import Replay, load_replay
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
 
-__all__ = ["SessionsBinding", "register"]
+__all__ = ["REPLAY_PANEL", "SessionsBinding", "register"]
+
+REPLAY_PANEL = "Session Replay"  # the window title of gui/panels/session_replay.py
 
 
 class SessionsBinding:
@@ -157,6 +159,7 @@ class SessionsBinding:
         def done(replay: Replay) -> None:
             if self.loading == session_id:
                 self.loading, self.replay = "", replay
+                self.ctrl.tab_bars.select("panels", REPLAY_PANEL)  # the window shows it at its next frame
 
         def failed(exc: BaseException) -> None:
             self.loading = ""

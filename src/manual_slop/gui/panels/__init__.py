@@ -24,6 +24,7 @@ from manual_slop.gui.panels.mma_dashboard import render_mma_dashboard
 from manual_slop.gui.panels.projects import render_projects
 from manual_slop.gui.panels.prompt_inspector import render_prompt_inspector
 from manual_slop.gui.panels.response import render_response
+from manual_slop.gui.panels.session_replay import render_session_replay
 from manual_slop.gui.panels.skills import render_skills
 from manual_slop.gui.panels.task_dag import render_task_dag
 from manual_slop.gui.panels.tier_streams import render_tier_streams
@@ -67,4 +68,5 @@ PANELS: tuple[Panel, ...] = (
     Panel("Prompt Inspector", "prompt_inspector", render_prompt_inspector, "MainDockSpace"),
     Panel("Approval Rules", "approval_rules", render_approval_rules, "MainDockSpace"),
     Panel("MCP", "mcp", render_mcp, "MainDockSpace"),
+    Panel("Session Replay", "session_replay", render_session_replay, "MainDockSpace"),
 )

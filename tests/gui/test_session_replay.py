@@ -55,5 +55,6 @@ def tinted_pixels(png: Path) -> int:
 
     tint = tuple(round(c * 255) for c in (REPLAY_TINT.x, REPLAY_TINT.y, REPLAY_TINT.z))
     with Image.open(png) as picture:
-        pixels = list(picture.convert("RGB").getdata())
-        return sum(1 for p in pixels if all(abs(a - b) <= 2 for a, b in zip(p, tint, strict=True)))
+        data = picture.convert("RGB").tobytes()
+    pixels = zip(data[0::3], data[1::3], data[2::3], strict=True)
+    return sum(1 for p in pixels if all(abs(a - b) <= 2 for a, b in zip(p, tint, strict=True)))

@@ -1,8 +1,9 @@
 """Sessions in the app: the registry at start and end, pruning, stars, labels, deletes, replay.
 
-``ctrl.sessions`` is a :class:`SessionsBinding`. At start-up a background job loads
-``logs/log_registry.toml``, scans the session folders and prunes (see :mod:`.pruning`); at
-shutdown the running session's record is written with its end time. The fields and actions
+``ctrl.sessions`` is a :class:`SessionsBinding`. At start-up a thread of its own
+(``slop-sessions-scan``, joined at shutdown) loads ``logs/log_registry.toml``, scans the
+session folders and prunes (see :mod:`.pruning`); at shutdown the running session's record
+is written with its end time. The fields and actions
 registered here are what the Logs panel, the Hook API and simulations share; every handler
 runs on the main thread and leaves file work to background jobs.
 
@@ -12,7 +13,9 @@ message naming the replay, until ``btn_replay_exit``.
 
 from __future__ import annotations
 
+import logging
 import shutil
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +31,9 @@ if TYPE_CHECKING:
 __all__ = ["REPLAY_PANEL", "SessionsBinding", "register"]
 
 REPLAY_PANEL = "Session Replay"  # the window title of gui/panels/session_replay.py
+SCAN_JOIN_S = 2.0  # how long shutdown waits for a start-up scan still running
+
+log = logging.getLogger(__name__)
 
 
 class SessionsBinding:
@@ -36,16 +42,30 @@ class SessionsBinding:
     def __init__(self, ctrl: AppController) -> None:
         self.ctrl = ctrl
         self.registry = LogRegistry(ctrl.paths.log_dir)
-        self.rows: list[dict[str, Any]] = []  # the registry's records as dicts, newest first
         self.pruned: list[str] = []  # what the start-up pruning removed
-        self.ready = False  # the start-up scan finished (until then the registry file is not written)
         self.replay: Replay | None = None
         self.loading = ""  # the session id whose replay is being read
         self.deleting: set[str] = set()
+        self._ready = threading.Event()  # the start-up scan finished
+        self._starter: threading.Thread | None = None
+        self._rows: tuple[int, list[dict[str, Any]]] = (-1, [])  # (registry version, rows)
 
     @property
     def current_id(self) -> str:
         return self.ctrl.session_log.session_id
+
+    @property
+    def ready(self) -> bool:
+        """The start-up scan finished (until then the registry file is not written)."""
+        return self._ready.is_set()
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The registry's records as dicts, newest first (copied again only after a change)."""
+        version = self.registry.version
+        if self._rows[0] != version:
+            self._rows = (version, [record.to_dict() for record in self.registry.records()])
+        return self._rows[1]
 
     def policy(self) -> PrunePolicy:
         return PrunePolicy(
@@ -54,26 +74,31 @@ class SessionsBinding:
 
     # -- start and end ------------------------------------------------------------------
     def start(self) -> None:
-        """Load, scan and prune on a background thread (the main thread never waits for disk)."""
+        """Load, scan and prune on a thread of its own, started with the app (the controller's
+        background pool does not exist yet). It posts nothing to the main thread unless the
+        registry was unreadable: the rows are read from the registry's lock-guarded records."""
         registry, policy, current = self.registry, self.policy(), self.current_id
 
-        def job() -> tuple[list[str], str]:
-            registry.load()
-            registry.sync()
-            return prune(registry, policy, current), registry.problem
+        def job() -> None:
+            try:
+                registry.load()
+                registry.sync()
+                self.pruned = prune(registry, policy, current)
+            except Exception:
+                log.exception("the session registry could not be scanned")
+            finally:
+                self._ready.set()
+            if registry.problem:
+                self.ctrl.post_gui_task({"action": "notify", "level": "warning", "message": registry.problem})
 
-        def done(result: tuple[list[str], str]) -> None:
-            self.pruned, problem = result
-            self.ready = True
-            self.refresh_rows()
-            if problem:
-                self.ctrl.notify("warning", problem)
-
-        self.ctrl.run_in_background(job, done)
+        self._starter = threading.Thread(target=job, name="slop-sessions-scan", daemon=True)
+        self._starter.start()
 
     def finish(self) -> None:
         """Shutdown: the running session's record with its end time (skipped when the start-up
         scan never finished: the file was not read, so writing would drop its labels)."""
+        if self._starter is not None:
+            self._starter.join(SCAN_JOIN_S)
         if not self.ready:
             return
         record = scan_session(self.ctrl.session_log.root)
@@ -82,15 +107,12 @@ class SessionsBinding:
         try:
             self.registry.save()
         except OSError as exc:
-            self.ctrl.notify("error", f"could not write {self.registry.path}: {exc}")
-
-    def refresh_rows(self) -> None:
-        self.rows = [record.to_dict() for record in self.registry.records()]
+            log.error("could not write %s: %s", self.registry.path, exc)
 
     def sync(self) -> None:
         """Scan the folders again (background), then show the result."""
         current = (self.current_id,)
-        self.ctrl.run_in_background(lambda: self.registry.sync(rescan=current), lambda _: self.refresh_rows())
+        self.ctrl.run_in_background(lambda: self.registry.sync(rescan=current))
 
     # -- the user's changes ------------------------------------------------------------
     def _record(self, session_id: Any) -> SessionRecord:
@@ -100,7 +122,6 @@ class SessionsBinding:
             raise InvalidValue(str(exc)) from None
 
     def _save_later(self) -> None:
-        self.refresh_rows()
         self.ctrl.run_in_background(self.registry.save)
 
     def set_star(self, session_id: str, starred: bool) -> None:
@@ -136,7 +157,6 @@ class SessionsBinding:
 
         def done(_: Any) -> None:
             self.deleting.discard(session_id)
-            self.refresh_rows()
             self.ctrl.notify("info", f"session {session_id} deleted")
 
         def failed(exc: BaseException) -> None:
@@ -238,8 +258,7 @@ def register(ctrl: AppController) -> None:
         Field(str, ""),
     )
     act("btn_replay_exit", lambda call: binding.exit_replay(), "Leave the session replay")
-    # at the first frame: the controller's background threads do not exist yet
-    ctrl.post_gui_task({"action": "custom_callback", "callback": binding.start})
+    binding.start()
 
 
 def _need_id(name: str, call: ActionCall) -> str:

@@ -179,6 +179,7 @@ class LogRegistry:
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()  # one writer at a time; each writes the newest records
         self._records: dict[str, SessionRecord] = {}
+        self._version = 0  # counts changes, so a view can tell when to copy the records again
         self.problem = ""  # what was wrong with the file at the last load ('' = nothing)
 
     # -- the file ---------------------------------------------------------------------
@@ -206,6 +207,11 @@ class LogRegistry:
             records = {}
         with self._lock:
             self._records = records
+            self._version += 1
+
+    @property
+    def version(self) -> int:
+        return self._version
 
     def save(self) -> None:
         """Write every record atomically (``end`` etc. are plain numbers: TOML has no null)."""
@@ -254,6 +260,7 @@ class LogRegistry:
                     record.label, record.starred = current.label, current.starred
                 merged[session_id] = record
             self._records = merged
+            self._version += 1
         self.save()
         return self.records()
 
@@ -288,6 +295,7 @@ class LogRegistry:
                 record.label = label.strip()
             if starred is not None:
                 record.starred = starred
+            self._version += 1
             return replace(record)
 
     def put(self, record: SessionRecord) -> None:
@@ -297,7 +305,9 @@ class LogRegistry:
             if old is not None:
                 record.label, record.starred = old.label, old.starred
             self._records[record.session_id] = record
+            self._version += 1
 
     def forget(self, session_id: str) -> None:
         with self._lock:
             self._records.pop(session_id, None)
+            self._version += 1

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from manual_slop.automation import InvalidValue
+from manual_slop.sessions import LogRegistry
 from tests.helpers import pump_until
 from tests.unit.sessions.fabricate import chat, make_session
 
@@ -44,3 +45,11 @@ def test_sessions_actions_and_the_replay_send_guard(make_controller, app_dir) ->
     ctrl.actions.invoke("btn_session_delete", kept)
     pump_until(ctrl, lambda: not (logs / "sessions" / kept).exists() and not binding.deleting)
     assert [r["session_id"] for r in ctrl.fields.get("sessions")] == [ctrl.session_log.session_id]
+
+    ctrl.actions.invoke("btn_new_project", str(app_dir / "other.toml"))  # marks this session as a keeper
+    ctrl.shutdown()
+    registry = LogRegistry(logs)
+    registry.load()
+    record = registry.get(ctrl.session_log.session_id)
+    assert record.end > record.start > 0  # written at the end of the session
+    assert record.whitelist_reason == "created a project"

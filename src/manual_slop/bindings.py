@@ -324,7 +324,7 @@ def _register_gui_tab_bars(ctrl: BindingHost) -> None:
         "log_streams",
         lambda: list(LOG_STREAMS),
         request("log_streams"),
-        "The Logs panel's stream tabs of an opened session; selecting one shows that stream",
+        "Session Replay's raw log tabs (once a replay is open); selecting one shows that stream",
     )
 
 

@@ -11,7 +11,7 @@ Files (all JSON-L, one object per line):
 - ``runs/``         one run log per agent run (written by ``governance.run_log``)
 - ``approvals.jsonl`` every dialog that waited, and its decision (``governance.journal``)
 - ``session.json``  id, pid, version, start and end times, and ``markers``: counts of what the
-  session did that makes it worth keeping (``project_created``, ``track_created``; see
+  session did that makes it worth keeping (e.g. ``project_created``; see
   :meth:`SessionLog.mark` and ``manual_slop.sessions``)
 
 The folder is ``0700`` and every file in it ``0600``: other users of the machine read none of it.

@@ -46,7 +46,8 @@ def render_logs(ui: Ui) -> None:
 
 def _table(ui: Ui, sessions: SessionsBinding) -> None:
     pruned = f"; {len(sessions.pruned)} pruned at start" if sessions.pruned else ""
-    imgui.text_disabled(f"{len(sessions.rows)} sessions{pruned}")
+    count = len(sessions.rows)
+    imgui.text_disabled(f"{count} session{'' if count == 1 else 's'}{pruned}")
     flags = (
         imgui.TableFlags_.row_bg
         | imgui.TableFlags_.borders_inner_v
@@ -100,7 +101,8 @@ def _row(ui: Ui, sessions: SessionsBinding, row: dict[str, Any]) -> None:
     imgui.table_set_column_index(5)
     imgui.text_colored(COLORS["error"] if row["errors"] else COLORS["muted"], str(row["errors"]))
     imgui.table_set_column_index(6)
-    text_elided(row["whitelist_reason"] or f"{row['size_bytes'] // 1024} KiB", color=COLORS["muted"])
+    kept = "running" if current else row["whitelist_reason"] or f"{row['size_bytes'] // 1024} KiB"
+    text_elided(kept, color=COLORS["muted"])
     imgui.table_set_column_index(7)
     replaying = sessions.replay is not None and sessions.replay.session_id == sid
     why = "the running session is the live view" if current else "open in Session Replay"

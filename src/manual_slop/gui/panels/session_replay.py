@@ -81,7 +81,9 @@ def _tabs(ui: Ui, replay: Replay) -> None:
         (f"Approvals ({len(replay.approvals)})", _approvals),
         ("Raw logs", lambda r: _raw(ui, r)),
     ):
-        opened, _ = imgui.begin_tab_item(f"{title}###{title.split(' (')[0]}")
+        wanted = title == "Raw logs" and "log_streams" in ui.gui.tab_choices  # select_tab log_streams
+        flags = imgui.TabItemFlags_.set_selected if wanted else 0
+        opened, _ = imgui.begin_tab_item(f"{title}###{title.split(' (')[0]}", None, flags)
         if opened:
             draw(replay)
             imgui.end_tab_item()

@@ -111,6 +111,7 @@ FEATURE_REGISTRARS: tuple[str, ...] = (
     "manual_slop.governance.bindings.register",
     "manual_slop.mcp.serve_binding.register",
     "manual_slop.mcp.bindings.register",
+    "manual_slop.sessions.bindings.register",
 )
 
 
@@ -326,7 +327,7 @@ def _register_gui_tab_bars(ctrl: BindingHost) -> None:
         "log_streams",
         lambda: list(LOG_STREAMS),
         request("log_streams"),
-        "The Logs panel's stream tabs of an opened session; selecting one shows that stream",
+        "Session Replay's raw log tabs (once a replay is open); selecting one shows that stream",
     )
 
 

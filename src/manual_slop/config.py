@@ -110,6 +110,7 @@ DEFAULT_WINDOWS: dict[str, bool] = {
     "MCP": False,
     "Theme": False,
     "Cache": False,
+    "Session Replay": False,
 }
 
 APPROVAL_POLICIES: tuple[str, ...] = ("manual", "allow_list", "auto")
@@ -176,6 +177,16 @@ def _global_schema() -> dict[str, Field]:
         "tokens.profile": Field(str, "balanced", "Token profile: max_tokens per phase", choices=PROFILES),
         "tokens.custom": Field(dict, {}, "Limits of the custom token profile by phase", values=int),
         "mcp.servers": Field(dict, {}, MCP_SERVERS_DOC),
+        "logs.prune_max_kb": Field(
+            int,
+            64,
+            "Start-up pruning removes old sessions smaller than this (0 = never)",
+            minimum=0,
+            maximum=10_000_000,
+        ),
+        "logs.prune_after_hours": Field(
+            float, 24.0, "Sessions younger than this are never pruned", minimum=0.0, maximum=100_000.0
+        ),
     }
     for name in PROVIDER_NAMES:
         schema[f"providers.{name}.base_url"] = Field(str, "", f"{name} endpoint ('' = provider default)")

@@ -171,6 +171,7 @@ class AppController:
         self._task_handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
         self._shutdown_hooks: list[Callable[[], None]] = []
         self._switch_guards: list[Callable[[], str | None]] = []
+        self._send_guards: list[Callable[[], str | None]] = []
         self._project_hooks: list[Callable[[], None]] = []
         self._backend = backend
         self.memory: Any = None  # a memory.bindings.MemoryBinding once the memory feature registered
@@ -499,7 +500,12 @@ class AppController:
     # =====================================================================================
     def submit_user_message(self, prompt: str) -> str:
         """Gen + Send (main thread): see :class:`~manual_slop.request_flow.RequestFlow`. A slash
-        command (``/agent``, ``/tokens``, ``/extreme``, ``/plan``) runs here instead."""
+        command (``/agent``, ``/tokens``, ``/extreme``, ``/plan``) runs here instead. A send guard
+        (e.g. a session replay) may refuse it: InvalidValue with its reason."""
+        for guard in self._send_guards:
+            reason = guard()
+            if reason:
+                raise InvalidValue(reason)
         command = command_of(prompt)
         if command is not None:
             return run_command(self, *command, prompt)
@@ -641,6 +647,7 @@ class AppController:
         if not target.parent.is_dir():
             raise InvalidValue(f"folder {target.parent} does not exist")
         Documents.create_project(target)
+        self.session_log.mark("project_created")  # start-up pruning keeps this session
         self.open_project(target)
 
     def recent_projects(self) -> list[str]:
@@ -663,6 +670,10 @@ class AppController:
         self._project_hooks.append(hook)
         if guard is not None:
             self._switch_guards.append(guard)
+
+    def add_send_guard(self, guard: Callable[[], str | None]) -> None:
+        """``guard()`` returns why no message may be sent now ('' or None: it may)."""
+        self._send_guards.append(guard)
 
     def on_shutdown(self, hook: Callable[[], None]) -> None:
         """Run ``hook`` (main thread) at the start of :meth:`shutdown`; it must bound its own waits."""

@@ -10,7 +10,9 @@ Files (all JSON-L, one object per line):
 - ``scripts/``      every script that passed the clutch, saved before it runs
 - ``runs/``         one run log per agent run (written by ``governance.run_log``)
 - ``approvals.jsonl`` every dialog that waited, and its decision (``governance.journal``)
-- ``session.json``  id, pid, version, start and end times
+- ``session.json``  id, pid, version, start and end times, and ``markers``: counts of what the
+  session did that makes it worth keeping (e.g. ``project_created``; see
+  :meth:`SessionLog.mark` and ``manual_slop.sessions``)
 
 The folder is ``0700`` and every file in it ``0600``: other users of the machine read none of it.
 
@@ -54,6 +56,10 @@ class SessionLog:
         self._script_lock = threading.Lock()
         self._started = time.time()
         self._closed = False
+        self._meta_lock = threading.Lock()
+        self._markers: dict[str, int] = {}
+        self._summary: dict[str, Any] = {}
+        self._ended: float | None = None
         for name in LOG_STREAMS:
             self.path(name).touch(mode=0o600)  # the user's conversation: no other user reads it
         self._write_meta(ended=None)
@@ -132,13 +138,23 @@ class SessionLog:
             self._closed = True
             self._write_meta(ended=time.time(), **summary)
 
+    def mark(self, marker: str) -> None:
+        """Count ``marker`` (e.g. ``project_created``) in ``session.json``: start-up pruning keeps
+        a session that did such a thing (any thread)."""
+        with self._meta_lock:
+            self._markers[marker] = self._markers.get(marker, 0) + 1
+        self._write_meta(ended=self._ended, **self._summary)
+
     def _write_meta(self, ended: float | None, **summary: Any) -> None:
-        meta = {
-            **summary,
-            "session_id": self.session_id,
-            "pid": os.getpid(),
-            "version": __version__,
-            "started": self._started,
-            "ended": ended,
-        }
-        atomic_write_text(self.root / "session.json", json.dumps(meta, indent=2) + "\n")
+        with self._meta_lock:
+            self._ended, self._summary = ended, dict(summary)
+            meta = {
+                **summary,
+                "session_id": self.session_id,
+                "pid": os.getpid(),
+                "version": __version__,
+                "started": self._started,
+                "ended": ended,
+                "markers": dict(self._markers),
+            }
+            atomic_write_text(self.root / "session.json", json.dumps(meta, indent=2) + "\n")

@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 
 WINDOW_TITLE = "Manual Slop"
 # tab bars inside panels that select_tab can reach (registered in manual_slop.bindings)
-PANEL_TAB_BARS = {"tier_streams": "Tier Streams", "log_streams": "Logs"}
+PANEL_TAB_BARS = {"tier_streams": "Tier Streams", "log_streams": "Session Replay"}
 
 
 class App:

@@ -63,10 +63,9 @@ class GuiState:
     new_entry_role: str = "User"
     new_entry_text: str = ""
     new_discussion_name: str = ""
-    logs_session: str = ""  # folder of a prior session opened read-only
     logs_stream: str = "comms"
-    sessions: list[dict[str, Any]] = field(default_factory=list)
-    logs_loaded: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    session_delete: str | None = None  # the session waiting for the user's delete confirmation
+    replay_shown: tuple[str, str] | None = None  # (session id, banner) the replay view drew last
     logs_filters: dict[str, LogFilter] = field(default_factory=lambda: defaultdict(LogFilter))
     project_path_input: str = ""
     proposal_choice: list[bool] = field(default_factory=list)  # which proposed tracks to accept

@@ -7,7 +7,9 @@
     │ Projects   │ Discussion · Response ·          │ AI Settings  │
     │ Files      │ MMA Dashboard · Task DAG ·       │ Diagnostics  │
     │ Context    │ Memory · File View · Agents ·    │ Usage        │
-    │            │ Skills · Prompt Inspector        │ Theme · Cache│
+    │            │ Skills · Prompt Inspector ·      │ Theme · Cache│
+    │            │ Approval Rules · MCP ·           │              │
+    │            │ Session Replay                   │              │
     │            ├──────────────────────────────────┤              │
     │            │ MessageSpace: Message            │              │
     ├────────────┴──────────────────────────────────┴──────────────┤

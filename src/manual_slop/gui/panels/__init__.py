@@ -25,6 +25,7 @@ from manual_slop.gui.panels.mma_dashboard import render_mma_dashboard
 from manual_slop.gui.panels.projects import render_projects
 from manual_slop.gui.panels.prompt_inspector import render_prompt_inspector
 from manual_slop.gui.panels.response import render_response
+from manual_slop.gui.panels.session_replay import render_session_replay
 from manual_slop.gui.panels.skills import render_skills
 from manual_slop.gui.panels.task_dag import render_task_dag
 from manual_slop.gui.panels.theme import render_theme
@@ -71,4 +72,5 @@ PANELS: tuple[Panel, ...] = (
     Panel("MCP", "mcp", render_mcp, "MainDockSpace"),
     Panel("Theme", "theme", render_theme, "RightSpace"),
     Panel("Cache", "cache", render_cache, "RightSpace"),
+    Panel("Session Replay", "session_replay", render_session_replay, "MainDockSpace"),
 )

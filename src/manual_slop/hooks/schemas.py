@@ -133,6 +133,7 @@ DIALOG_PAYLOADS: dict[str, Schema] = {
             "threshold_usd": {"type": "number"},
             "message": _STR,
         },
+        {"budget": _STR, "unknown_calls": {"type": "integer"}},
         closed=False,
     ),
 }

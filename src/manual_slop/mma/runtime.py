@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from manual_slop.automation import FeatureUnavailable, InvalidValue
-from manual_slop.governance.cost import CostWatch
+from manual_slop.governance.cost import Budgets, CostWatch
 from manual_slop.mma.client import MMAServices, TierCaller
 from manual_slop.mma.conductor import ConductorConfig, ConductorEngine
 from manual_slop.mma.dag import ExecutionEngine, TrackDAG
@@ -27,6 +27,7 @@ from manual_slop.mma.planning import new_track_id, plan_epic, plan_track
 from manual_slop.mma.tier4 import policy_check
 from manual_slop.mma.worktree import discard_kept
 from manual_slop.tools.security import PathPolicy
+from manual_slop.usage.bindings import budgets, ledger_of
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
@@ -324,6 +325,7 @@ class MMARuntime:
         caller = self.caller()
         settings = self.settings()
         state = self.ctrl.state
+        ledger = ledger_of(self.ctrl)
         policy = self._path_policy()
         config = ConductorConfig(
             base_dir=self.ctrl.base_dir(),
@@ -337,7 +339,7 @@ class MMARuntime:
             exclude=tuple(state.files_exclude),
             path_check=policy_check(policy),
             read_check=policy_check(policy, write=False),
-            cost_watch=CostWatch(self.ctrl.clutch.cost_rules),
+            cost_watch=CostWatch(self.ctrl.clutch.cost_rules, ledger.spend, Budgets(*budgets(self.ctrl))),
             worktree_approvals=settings.worktree_approvals,
             remote_attempts=self._remote_attempts(settings),
         )
@@ -362,6 +364,7 @@ class MMARuntime:
             raise InvalidValue(f"track {track.id} cannot start: {exc}") from exc
         for warning in conductor.engine.warnings:
             self.ctrl.notify("warning", f"track {track.id}: {warning}")
+        ledger.set_track(track.id)  # the MMA calls from now on are this track's
         self.conductor = conductor
         conductor.start()
 

@@ -115,7 +115,7 @@ TRIGGER_DOCS: dict[Trigger, str] = {
     Trigger.ON_ERROR: "a tool result with error or timeout status",
     Trigger.ON_SPAWN: "an MMA worker about to start on a ticket",
     Trigger.ON_STEP: "an MMA step (a worker's tool call, a replan)",
-    Trigger.COST_OVER: "the session's MMA spend crossing threshold_usd while a track runs (once per run)",
+    Trigger.COST_OVER: "the session's spend crossing threshold_usd while a track runs (once per run)",
     Trigger.PATH_GLOB: "any event above (but cost_over) whose path matches path_glob",
     Trigger.PATTERN: "any event above (but cost_over) whose text matches pattern",
 }

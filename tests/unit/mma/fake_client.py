@@ -100,6 +100,7 @@ class FakeTierClient:
     conversations: list[tuple[str, str]] = field(default_factory=list)  # (conversation, ticket) per send
     comms: Callable[[dict[str, Any]], Any] | None = None
     provider: str = "gemini"
+    provider_for: Callable[[Call], str] | None = None  # a send's provider (default: ``provider``)
     usage_for: Callable[[Call], dict[str, int]] | None = None  # a send's usage (default: chars / 4)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _local: threading.local = field(default_factory=threading.local)
@@ -161,7 +162,7 @@ class FakeTierClient:
                     {
                         "direction": "IN",
                         "kind": "response",
-                        "provider": self.provider,
+                        "provider": self.provider if self.provider_for is None else self.provider_for(call),
                         "model": model,
                         "source_tier": call.tier,
                         "conversation": conversation,

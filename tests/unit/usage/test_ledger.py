@@ -22,8 +22,10 @@ GUIDE = Path(__file__).resolve().parents[3] / "docs" / "guide_usage.md"
 BOOK = PriceBook({"m": PriceOverride(Decimal(1), Decimal(10))})
 
 
-def response(model: str = "m", *, tier: str | None = None, conversation: str = "", ticket: str = "",
-             provider: str = "gemini", tokens_in: int = 1000, tokens_out: int = 100) -> dict[str, Any]:  # fmt: skip
+def response(
+    model: str = "m", *, tier: str | None = None, conversation: str = "", ticket: str = "",
+    provider: str = "gemini", tokens_in: int = 1000, tokens_out: int = 100,
+) -> dict[str, Any]:  # fmt: skip
     entry: dict[str, Any] = {
         "kind": "response",
         "provider": provider,
@@ -87,7 +89,7 @@ def test_concurrent_recording_loses_nothing() -> None:
     ledger.set_track("t")
 
     def work(n: int) -> None:
-        for i in range(250):
+        for _ in range(250):
             ledger.record(response(tier="Tier 3", conversation=f"mma:Tier 3:{n}:x", ticket=str(n)))
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]

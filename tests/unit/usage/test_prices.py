@@ -47,7 +47,7 @@ def library(tokens: Tokens, model: str, provider_id: str | None) -> Decimal:
         ("openai_compatible", "gpt-4o", "openai"),
     ],
 )
-def test_each_provider_is_priced_with_the_library_numbers(provider: str, model: str, provider_id: str) -> None:
+def test_each_provider_is_priced_like_the_library(provider: str, model: str, provider_id: str) -> None:
     tokens = Tokens(input=120_000, output=3_000, cache_read=40_000, cache_write=0)
     assert BOOK.cost(provider, model, tokens) == library(tokens, model, provider_id)
     assert BOOK.source(provider, model) == "genai-prices"

@@ -112,6 +112,8 @@ def render_usage(ui: Ui) -> None:
     view.refresh(ui)
     report = view.report
     _summary(ui, report)
+    if imgui.small_button("Reset##usage"):
+        ui.act.click("btn_reset_usage")
     if not (report.get("total") or {}).get("calls"):
         imgui.text_disabled("no responses yet")
     for dimension in DIMENSIONS:

@@ -32,7 +32,7 @@ TITLES = {
     "ticket": "By ticket (track/ticket)",
     "subtask": "By plan subtask (plan/subtask)",
 }
-COLUMNS = ("calls", "input", "output", "cache read", "cache write", "dollars")
+COLUMNS = ("dollars", "calls", "input", "output", "cache read", "cache write")  # dollars first: in view
 
 
 def usd_cell(row: dict[str, Any]) -> str:
@@ -63,14 +63,24 @@ def _table(dimension: str, rows: dict[str, dict[str, Any]]) -> None:
     if not rows:
         return
     imgui.separator_text(TITLES[dimension])
-    flags = imgui.TableFlags_.row_bg | imgui.TableFlags_.borders_inner_v
-    if not imgui.begin_table(f"##usage_{dimension}", 1 + len(COLUMNS), flags):
+    # numbers whole and the name column frozen: a narrow dock scrolls sideways instead of cutting
+    flags = (
+        imgui.TableFlags_.row_bg
+        | imgui.TableFlags_.borders_inner_v
+        | imgui.TableFlags_.scroll_x
+        | imgui.TableFlags_.resizable
+    )
+    height = imgui.get_frame_height_with_spacing() * (len(rows) + 1.6) + imgui.get_style().scrollbar_size
+    wide = imgui.calc_text_size("openai_compatible / gpt-4o").x
+    name_width = min(wide, imgui.get_content_region_avail().x * 0.45)  # the dollars stay in view
+    if not imgui.begin_table(f"##usage_{dimension}", 1 + len(COLUMNS), flags, ImVec2(0, height)):
         return
-    number = imgui.calc_text_size("0,000,000").x  # numbers whole, names cut to what is left
-    imgui.table_setup_column("", imgui.TableColumnFlags_.width_stretch)
+    imgui.table_setup_scroll_freeze(1, 1)
+    fixed = imgui.TableColumnFlags_.width_fixed
+    imgui.table_setup_column("", fixed, name_width)
     for title in COLUMNS:
-        width = imgui.calc_text_size("$0.0000 + 00 unknown").x if title == "dollars" else number
-        imgui.table_setup_column(title, imgui.TableColumnFlags_.width_fixed, width)
+        sample = "$0.0000 + 00 unknown" if title == "dollars" else "00,000,000"
+        imgui.table_setup_column(title, fixed, imgui.calc_text_size(sample).x)
     imgui.table_headers_row()
     for name, row in rows.items():
         imgui.table_next_row()
@@ -78,10 +88,10 @@ def _table(dimension: str, rows: dict[str, dict[str, Any]]) -> None:
         text_elided(name)
         counts = (row["calls"], row["input_tokens"], row["output_tokens"])
         cells = [f"{n:,}" for n in (*counts, row["cache_read_tokens"], row["cache_write_tokens"])]
-        for column, text in enumerate(cells, start=1):
+        for column, text in enumerate(cells, start=2):
             imgui.table_set_column_index(column)
             imgui.text_unformatted(text)
-        imgui.table_set_column_index(len(COLUMNS))
+        imgui.table_set_column_index(1)
         if row.get("unknown_calls"):
             imgui.text_colored(COLORS["warn"], usd_cell(row))
             if imgui.is_item_hovered():
@@ -94,15 +104,19 @@ def _table(dimension: str, rows: dict[str, dict[str, Any]]) -> None:
 def _summary(ui: Ui, report: dict[str, Any]) -> None:
     total = report.get("total") or {}
     unknown = int(total.get("unknown_calls", 0))
-    imgui.text(f"Session: {usd_cell(total)} over {int(total.get('calls', 0)):,} calls")
+    imgui.text_wrapped(f"Session: {usd_cell(total)} over {int(total.get('calls', 0)):,} calls")
     session, track = budgets(ui.ctrl)
     if session or track:
         parts = [f"session ${session:g}" if session else "", f"per track ${track:g}" if track else ""]
         imgui.text_disabled("Budget: " + ", ".join(p for p in parts if p))
     if unknown:
-        imgui.text_colored(COLORS["warn"], f"prices from genai-prices{unknown_note(unknown)} in any sum")
+        imgui.push_style_color(imgui.Col_.text, COLORS["warn"])
+        imgui.text_wrapped(f"prices from genai-prices{unknown_note(unknown)} in any sum")
+        imgui.pop_style_color()
     else:
-        imgui.text_disabled("prices from genai-prices (list prices; [usage.prices] overrides)")
+        imgui.push_style_color(imgui.Col_.text, imgui.get_style_color_vec4(imgui.Col_.text_disabled))
+        imgui.text_wrapped("prices from genai-prices (list prices; [usage.prices] overrides)")
+        imgui.pop_style_color()
 
 
 def render_usage(ui: Ui) -> None:

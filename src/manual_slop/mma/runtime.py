@@ -169,6 +169,12 @@ class MMARuntime:
     def running(self) -> bool:
         return self.conductor is not None and self.conductor.is_alive()
 
+    def running_track(self) -> str:
+        """The id of the track a conductor is running now, '' when none (any thread: the usage
+        ledger asks at each model call)."""
+        conductor = self.conductor
+        return conductor.track.id if conductor is not None and conductor.is_alive() else ""
+
     def track_copy(self, track_id: str) -> Track | None:
         """A copy of a listed track as it is now (the running one read under its conductor's
         lock), for readers such as the graph endpoint; None for an unknown id."""
@@ -364,7 +370,7 @@ class MMARuntime:
             raise InvalidValue(f"track {track.id} cannot start: {exc}") from exc
         for warning in conductor.engine.warnings:
             self.ctrl.notify("warning", f"track {track.id}: {warning}")
-        ledger.set_track(track.id)  # the MMA calls from now on are this track's
+        ledger.set_track(self.running_track)  # its MMA calls are this track's while it runs
         self.conductor = conductor
         conductor.start()
 

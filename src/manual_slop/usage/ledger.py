@@ -7,7 +7,8 @@ a call whose price is unknown is counted in tokens and in ``unknown_calls``, nev
 
 Where a call belongs comes from the entry itself: ``source_tier`` (``main`` for a chat
 message), ``ticket`` with a conversation ``mma:…`` (an MMA ticket) or ``plan:<plan>:…`` (a plan
-subtask), and the track the MMA runtime says is running (:meth:`UsageLedger.set_track`).
+subtask), and the track the MMA runtime says is running (:meth:`UsageLedger.set_track`: the
+runtime hands in "the running conductor's track", so calls made between runs belong to none).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -99,7 +100,7 @@ class UsageLedger:
         self._lock = threading.Lock()
         self._prices = prices or PriceBook()
         self._rows = _Rows()
-        self._track = ""  # the track whose MMA calls are being made now
+        self._track: Callable[[], str] = str  # the track whose MMA calls are made now ('' = none)
         self._started: float | None = None
         self._times: list[float] = []  # seconds since the first call
         self._dollars: list[float] = []  # the session's known dollars after each call
@@ -115,10 +116,12 @@ class UsageLedger:
         with self._lock:
             self._prices = prices
 
-    def set_track(self, track_id: str) -> None:
-        """MMA and plan calls from now on belong to ``track_id`` ('' = to no track)."""
+    def set_track(self, track: str | Callable[[], str]) -> None:
+        """MMA and plan calls from now on belong to ``track``: an id ('' = no track) or a function
+        giving the id at each call (any thread; it must be quick and lock-free)."""
+        source = track if callable(track) else (lambda: track)
         with self._lock:
-            self._track = track_id
+            self._track = source
 
     # -- recording (any thread) -----------------------------------------------------------------
     def record(self, entry: Mapping[str, Any]) -> Decimal | None:
@@ -134,7 +137,9 @@ class UsageLedger:
         conversation = str(entry.get("conversation") or "")
         ticket = str(entry.get("ticket") or "")
         tier = str(entry.get("source_tier") or "main")
+        mma = conversation.startswith(("mma:", "plan:"))
         with self._lock:
+            track = self._track() if mma else ""
             keys = {
                 "provider": provider,
                 "model": f"{provider} / {model or '?'}",
@@ -143,10 +148,10 @@ class UsageLedger:
                 "ticket": "",
                 "subtask": "",
             }
-            if conversation.startswith(("mma:", "plan:")) and tier != "Tier 1":
-                keys["track"] = self._track
+            if mma and tier != "Tier 1":
+                keys["track"] = track
             if ticket and conversation.startswith("mma:"):
-                keys["ticket"] = f"{self._track}/{ticket}" if self._track else ticket
+                keys["ticket"] = f"{track}/{ticket}" if track else ticket
             elif ticket and conversation.startswith("plan:"):
                 keys["subtask"] = f"{conversation.split(':')[1]}/{ticket}"
             self._rows.total.add(tokens, usd)
@@ -188,7 +193,7 @@ class UsageLedger:
                     f"by_{name}": {key: tally.to_dict() for key, tally in sorted(rows.items())}
                     for name, rows in self._rows.by.items()
                 },
-                "track": self._track,
+                "track": self._track(),
                 "price_overrides": sorted(self._prices.overrides),
             }
 

@@ -65,6 +65,10 @@ def test_each_call_lands_in_its_rows() -> None:
     assert ledger.tally("ticket", "tr_1/a").usd == Decimal("0.011")
     xs, ys = ledger.series()
     assert len(xs) == 5 and ys == [0.002, 0.004, 0.006, 0.017, 0.019]
+    running = {"track": ""}  # the runtime hands in "the running conductor's track"
+    ledger.set_track(lambda: running["track"])
+    ledger.record(response(tier="Tier 2", conversation="mma:Tier 2:def"))  # planning between runs
+    assert ledger.spend("tr_1").usd == Decimal("0.015") and ledger.breakdown()["track"] == ""
     ledger.reset()
     assert ledger.breakdown()["total"]["calls"] == 0 and ledger.series() == ([], [])
 

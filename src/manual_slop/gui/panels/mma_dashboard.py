@@ -70,8 +70,12 @@ WORKTREE_APPROVALS = tuple(str(v) for v in WorktreeApprovals)
 
 
 def ticket_cost(ui: Ui, track_id: str, ticket_id: str) -> str:
-    """The ticket's dollars so far as the cost column shows them ('' before its first call)."""
-    tally = ledger_of(ui.ctrl).tally("ticket", f"{track_id}/{ticket_id}" if track_id else ticket_id)
+    """The ticket's dollars so far as the cost column shows them ('' before its first call); a
+    plan's tickets are its subtasks (the track id is the plan id)."""
+    ledger = ledger_of(ui.ctrl)
+    tally = ledger.tally("ticket", f"{track_id}/{ticket_id}" if track_id else ticket_id)
+    if not tally.calls and track_id:
+        tally = ledger.tally("subtask", f"{track_id}/{ticket_id}")
     return format_usd(tally.known_usd, tally.unknown_calls) if tally.calls else ""
 
 

@@ -79,7 +79,9 @@ def stage(ctrl: AppController) -> None:
     ctrl.fields.set("mma_tier3_models", [MODELS[2], MODELS[1]])
     ctrl.fields.set("ai_input", "Now run the tests.")
     for entry in (
-        _comms("gemini", "gemini-2.5-flash", "cache_created", {"name": "cachedContents/7kq2v", "tokens": 48_210}),
+        _comms(
+            "gemini", "gemini-2.5-flash", "cache_created", {"name": "cachedContents/7kq2v", "tokens": 48_210}
+        ),
         _comms("anthropic", MODELS[1], "response", _usage(0, 31_400)),
         _comms("anthropic", MODELS[1], "response", _usage(31_400, 0, 410)),
         _comms("anthropic", MODELS[2], "response", _usage(28_950, 1_200, 300), "Tier 3"),

@@ -108,6 +108,7 @@ FEATURE_REGISTRARS: tuple[str, ...] = (
     "manual_slop.skills.bindings.register",
     "manual_slop.plan.bindings.register",
     "manual_slop.governance.metrics_bindings.register",
+    "manual_slop.usage.bindings.register",
     "manual_slop.governance.bindings.register",
     "manual_slop.mcp.serve_binding.register",
     "manual_slop.mcp.bindings.register",

@@ -126,6 +126,10 @@ DEFAULT_MASK_PATTERNS: tuple[str, ...] = (r"(?i)(api[_-]?key|secret|passw(or)?d|
 MCP_SERVERS_DOC = "External MCP servers by name (see docs/guide_mcp.md)"
 
 
+# [usage.prices."<model>"] tables, each checked by manual_slop.usage.prices.parse_overrides
+USAGE_PRICES_DOC = "Dollars per million tokens by model: input, output, cache_read, cache_write"
+
+
 def _global_schema() -> dict[str, Field]:
     schema: dict[str, Field] = {
         "ai.provider": Field(str, "local", "Active provider", choices=PROVIDER_NAMES),
@@ -186,6 +190,13 @@ def _global_schema() -> dict[str, Field]:
         ),
         "logs.prune_after_hours": Field(
             float, 24.0, "Sessions younger than this are never pruned", minimum=0.0, maximum=100_000.0
+        ),
+        "usage.prices": Field(dict, {}, USAGE_PRICES_DOC, values=dict),
+        "usage.budget_usd": Field(
+            float, 0.0, "Dollars the session may spend before MMA pauses and asks (0 = none)", minimum=0.0
+        ),
+        "usage.track_budget_usd": Field(
+            float, 0.0, "Dollars one track may spend before it pauses and asks (0 = no budget)", minimum=0.0
         ),
     }
     for name in PROVIDER_NAMES:

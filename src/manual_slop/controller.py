@@ -173,6 +173,7 @@ class AppController:
         self._switch_guards: list[Callable[[], str | None]] = []
         self._send_guards: list[Callable[[], str | None]] = []
         self._project_hooks: list[Callable[[], None]] = []
+        self._comms_observers: list[Callable[[dict[str, Any]], None]] = []
         self._backend = backend
         self.memory: Any = None  # a memory.bindings.MemoryBinding once the memory feature registered
         register_all(self)
@@ -338,6 +339,11 @@ class AppController:
             pending.append(record)
         if kind == "comms":
             self.session_log.append_comms(record)
+            for observe in self._comms_observers:
+                try:
+                    observe(record)
+                except Exception:  # an observer must never break the request that logs
+                    log.exception("comms observer failed")
         else:
             self.session_log.append_tool_call(record)
         self.journal.publish(kind, record)  # redacted above
@@ -674,6 +680,11 @@ class AppController:
     def add_send_guard(self, guard: Callable[[], str | None]) -> None:
         """``guard()`` returns why no message may be sent now ('' or None: it may)."""
         self._send_guards.append(guard)
+
+    def on_comms_entry(self, observer: Callable[[dict[str, Any]], None]) -> None:
+        """``observer`` sees every comms entry as it is recorded, on the thread that made it (it
+        must be thread-safe and quick: the usage ledger)."""
+        self._comms_observers.append(observer)
 
     def on_shutdown(self, hook: Callable[[], None]) -> None:
         """Run ``hook`` (main thread) at the start of :meth:`shutdown`; it must bound its own waits."""

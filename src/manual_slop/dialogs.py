@@ -397,13 +397,21 @@ class ToolResultDialog(PendingDialog):
 
 
 class CostDialog(PendingDialog):
-    """A running track's spend crossed ``cost_over`` thresholds (those above ``since_usd``, the
-    spend when the run last asked; ``threshold_usd`` is the highest); approving resumes it."""
+    """A running track's spend crossed ``cost_over`` thresholds or ``usage.*`` budgets (those
+    above ``since_usd``, the spend when the run last asked; ``threshold_usd`` is the highest);
+    approving resumes it."""
 
     kind = PendingKind.COST_CHECK
 
     def __init__(
-        self, track_id: str, spent_usd: float, since_usd: float, threshold_usd: float, message: str
+        self,
+        track_id: str,
+        spent_usd: float,
+        since_usd: float,
+        threshold_usd: float,
+        message: str,
+        budget: str = "",
+        unknown_calls: int = 0,
     ) -> None:
         super().__init__(
             {
@@ -412,6 +420,8 @@ class CostDialog(PendingDialog):
                 "since_usd": since_usd,
                 "threshold_usd": threshold_usd,
                 "message": message,
+                "budget": budget,  # the usage.* budgets crossed ('' = rules only): they ask by default
+                "unknown_calls": unknown_calls,  # calls at unknown price, not in spent_usd
             }
         )
 

@@ -115,7 +115,7 @@ TRIGGER_DOCS: dict[Trigger, str] = {
     Trigger.ON_ERROR: "a tool result with error or timeout status",
     Trigger.ON_SPAWN: "an MMA worker about to start on a ticket",
     Trigger.ON_STEP: "an MMA step (a worker's tool call, a replan)",
-    Trigger.COST_OVER: "the session's MMA spend crossing threshold_usd while a track runs (once per run)",
+    Trigger.COST_OVER: "the session's spend crossing threshold_usd while a track runs (once per run)",
     Trigger.PATH_GLOB: "any event above (but cost_over) whose path matches path_glob",
     Trigger.PATTERN: "any event above (but cost_over) whose text matches pattern",
 }
@@ -187,6 +187,7 @@ class RuleEvent:
     path: str | None = None
     spent_usd: float = 0.0
     since_usd: float = 0.0  # cost_over: the spend when the run last asked (thresholds above it count)
+    budget: bool = False  # cost_over: a usage.* budget was crossed (asks unless a rule decides)
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +312,16 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                 "results, errors and spend go on unless a rule asks or denies"),
 )  # fmt: skip
 
+# A crossed usage.* budget that no project rule decides: it asks (the user set the budget to be
+# asked; only policy=auto lets it pass, like every other observed event)
+BUDGET_RULE = BuiltinRule(
+    "budget",
+    Action.ASK,
+    (Trigger.COST_OVER,),
+    (ApprovalPolicy.MANUAL, ApprovalPolicy.ALLOW_LIST),
+    "a usage.budget_usd or usage.track_budget_usd crossed asks unless a rule decides",
+)
+
 # The project rules each policy lets take part, by action.
 POLICY_ACTIONS: dict[ApprovalPolicy, frozenset[Action]] = {
     ApprovalPolicy.MANUAL: frozenset({Action.ASK, Action.DENY}),
@@ -346,6 +357,8 @@ class RuleSet:
                 best = rule
         if best is not None:
             return best
+        if event.budget and self.policy is not ApprovalPolicy.AUTO:
+            return BUDGET_RULE
         return self.defaults.get(event.trigger or Trigger.BEFORE_TOOL, self.defaults[Trigger.BEFORE_TOOL])
 
     def decide(self, event: RuleEvent) -> Verdict:

@@ -29,9 +29,11 @@ def event_of(dialog: PendingDialog) -> RuleEvent:
     tool, text, path = dialog.rule_subject()
     trigger = KIND_TRIGGERS.get(str(dialog.kind))
     spent = since = 0.0
+    budget = False
     if trigger is Trigger.AFTER_TOOL and dialog.payload.get("status") in ERROR_STATUSES:
         trigger = Trigger.ON_ERROR
     elif trigger is Trigger.COST_OVER:
         payload = dialog.payload
         spent, since = float(payload.get("spent_usd") or 0.0), float(payload.get("since_usd") or 0.0)
-    return RuleEvent(trigger, tool, text, path, spent, since)
+        budget = bool(payload.get("budget"))
+    return RuleEvent(trigger, tool, text, path, spent, since, budget)

@@ -94,7 +94,7 @@ class GuiState:
     tier_texts: dict[str, LongText] = field(default_factory=dict)
     tier_index: dict[str, list[int]] = field(default_factory=dict)  # tier -> comms indices
     tier_seen: tuple[Any, int] = (None, 0)  # (first seq, entries indexed) of the comms log
-    usage: Any = None  # manual_slop.gui.panels.usage.UsageSeries, built lazily
+    usage: Any = None  # manual_slop.gui.panels.usage.UsageView, built lazily
     last_response: str = ""  # the response the Response tab was last brought forward for
     fps_history: list[float] = field(default_factory=list)
     frame_ms_history: list[float] = field(default_factory=list)

@@ -10,7 +10,7 @@ states), never on the frame, and keeps the last answer in ``gui.plan_cache`` mea
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,8 @@ from manual_slop.gui.widgets import (
     text_entry,
     text_wrapped_colored,
 )
+from manual_slop.usage.bindings import ledger_of
+from manual_slop.usage.ledger import format_usd
 
 if TYPE_CHECKING:
     from imgui_bundle import ImVec4
@@ -181,7 +183,13 @@ def render_active_plan(ui: Ui, plan_id: str) -> None:
         return
     metadata = data.get("metadata") or {}
     _judge(metadata)
-    _subtasks(data.get("subtasks") or [])
+    ledger = ledger_of(ui.ctrl)
+
+    def cost(subtask_id: str) -> str:  # the subtask's dollars (all its attempts); '' before its first call
+        tally = ledger.tally("subtask", f"{plan_id}/{subtask_id}")
+        return format_usd(tally.known_usd, tally.unknown_calls) if tally.calls else ""
+
+    _subtasks(data.get("subtasks") or [], cost)
     strategy = str((data.get("merge") or {}).get("strategy") or "")
     if strategy:
         text_wrapped_colored(COLORS["muted"], f"merge: {strategy}")
@@ -208,11 +216,11 @@ def _judge(metadata: Mapping[str, Any]) -> None:
         text_wrapped_colored(COLORS["error"], str(error))
 
 
-def _subtasks(subtasks: list[dict[str, Any]]) -> None:
+def _subtasks(subtasks: list[dict[str, Any]], cost: Callable[[str], str]) -> None:
     if not subtasks:
         return
     flags = imgui.TableFlags_.row_bg | imgui.TableFlags_.borders_inner_v | imgui.TableFlags_.resizable
-    if not imgui.begin_table("##plan_subtasks", 7, flags):
+    if not imgui.begin_table("##plan_subtasks", 8, flags):
         return
     em = imgui.get_font_size()
     fixed, stretch = imgui.TableColumnFlags_.width_fixed, imgui.TableColumnFlags_.width_stretch
@@ -224,6 +232,7 @@ def _subtasks(subtasks: list[dict[str, Any]]) -> None:
         ("group", fixed, imgui.calc_text_size("group").x),
         ("status", fixed, imgui.calc_text_size("completed").x),
         ("tokens in / out", fixed, imgui.calc_text_size("000,000 / 000,000").x),
+        ("cost", fixed, imgui.calc_text_size("$0.0000").x),
     ):
         imgui.table_setup_column(header, column_flags, size)
     imgui.table_headers_row()
@@ -240,6 +249,7 @@ def _subtasks(subtasks: list[dict[str, Any]]) -> None:
             (str(subtask.get("parallel_group", "")), None),
             (status, plan_color(status)),
             (f"{int(usage.get('input_tokens', 0)):,} / {int(usage.get('output_tokens', 0)):,}", None),
+            (cost(str(subtask.get("id", ""))), None),  # "unknown" when its model has no price
         ]
         for column, (text, color) in enumerate(cells):
             imgui.table_set_column_index(column)

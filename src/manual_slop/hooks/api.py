@@ -37,6 +37,7 @@ from manual_slop.hooks.routes import Call, QueryParam, Reply, Route
 from manual_slop.hooks.rules_api import rule_routes
 from manual_slop.hooks.runs_api import run_routes
 from manual_slop.hooks.skills_api import skill_routes
+from manual_slop.hooks.usage_api import usage_routes
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
@@ -460,6 +461,7 @@ class HookApi:
             *plan_routes(self.ctrl, self.on_main),
             *run_routes(self.ctrl),
             *mcp_routes(self.ctrl, self.on_main),
+            *usage_routes(self.ctrl),
             Route("GET", "/api/diagnostics", "getDiagnostics",
                   "The performance monitor's metrics, and the run metrics under 'metrics'",
                   self.diagnostics, "Diagnostics"),

@@ -193,6 +193,10 @@ class ApiHookClient:
     def diagnostics(self) -> dict[str, Any]:
         return self.get("/api/diagnostics")
 
+    def usage(self) -> dict[str, Any]:
+        """The session's tokens and dollars per provider, model, tier, track, ticket and subtask."""
+        return self.get("/api/usage")
+
     def openapi(self) -> dict[str, Any]:
         return self.get("/openapi.json")
 

@@ -21,6 +21,7 @@ import manual_slop.hooks.plan_schemas as plan_schemas
 import manual_slop.hooks.rules_schemas as rules_schemas
 import manual_slop.hooks.runs_schemas as runs_schemas
 import manual_slop.hooks.skills_schemas as skills_schemas
+import manual_slop.hooks.usage_schemas as usage_schemas
 from manual_slop.hooks.errors import ErrorCode
 from manual_slop.hooks.schema_kit import ANY as _ANY
 from manual_slop.hooks.schema_kit import NULLABLE_STR as _NULLABLE_STR
@@ -133,6 +134,7 @@ DIALOG_PAYLOADS: dict[str, Schema] = {
             "threshold_usd": {"type": "number"},
             "message": _STR,
         },
+        {"budget": _STR, "unknown_calls": {"type": "integer"}},
         closed=False,
     ),
 }
@@ -301,6 +303,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
     **rules_schemas.RESPONSES,
     **mcp_serve_schemas.RESPONSES,
     **mcp_schemas.RESPONSES,
+    **usage_schemas.RESPONSES,
 }
 
 # =========================================================================================

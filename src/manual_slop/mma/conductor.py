@@ -353,7 +353,12 @@ class ConductorEngine:
         """The spend crossed a ``cost_over`` threshold: pause, and ask on a thread of its own
         (the loop keeps publishing); approving resumes the track, rejecting leaves it paused."""
         watch = self.config.cost_watch
-        dialog = watch.check(self.track.id, self.tier_usage.snapshot()) if watch is not None else None
+        if watch is None:
+            return False
+        notice = watch.unknown_notice(self.track.id)
+        if notice:
+            self._notify("warning", notice)
+        dialog = watch.check(self.track.id)
         if dialog is None:
             return False
         self.pause()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from manual_slop.automation import FeatureUnavailable, InvalidValue
-from manual_slop.governance.cost import CostWatch
+from manual_slop.governance.cost import Budgets, CostWatch
 from manual_slop.mma.client import MMAServices, TierCaller
 from manual_slop.mma.conductor import ConductorConfig, ConductorEngine
 from manual_slop.mma.dag import ExecutionEngine, TrackDAG
@@ -29,6 +29,7 @@ from manual_slop.mma.planning import new_track_id, plan_epic, plan_track
 from manual_slop.mma.tier4 import policy_check
 from manual_slop.mma.worktree import discard_kept
 from manual_slop.tools.security import PathPolicy
+from manual_slop.usage.bindings import budgets, ledger_of
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
@@ -176,6 +177,12 @@ class MMARuntime:
 
     def running(self) -> bool:
         return self.conductor is not None and self.conductor.is_alive()
+
+    def running_track(self) -> str:
+        """The id of the track a conductor is running now, '' when none (any thread: the usage
+        ledger asks at each model call)."""
+        conductor = self.conductor
+        return conductor.track.id if conductor is not None and conductor.is_alive() else ""
 
     def track_copy(self, track_id: str) -> Track | None:
         """A copy of a listed track as it is now (the running one read under its conductor's
@@ -408,6 +415,7 @@ class MMARuntime:
         caller = self.caller()
         settings = self.settings()
         state = self.ctrl.state
+        ledger = ledger_of(self.ctrl)
         policy = self._path_policy()
         config = ConductorConfig(
             base_dir=self.ctrl.base_dir(),
@@ -421,7 +429,7 @@ class MMARuntime:
             exclude=tuple(state.files_exclude),
             path_check=policy_check(policy),
             read_check=policy_check(policy, write=False),
-            cost_watch=CostWatch(self.ctrl.clutch.cost_rules),
+            cost_watch=CostWatch(self.ctrl.clutch.cost_rules, ledger.spend, Budgets(*budgets(self.ctrl))),
             worktree_approvals=settings.worktree_approvals,
             remote_attempts=self._remote_attempts(settings),
         )
@@ -446,6 +454,7 @@ class MMARuntime:
             raise InvalidValue(f"track {track.id} cannot start: {exc}") from exc
         for warning in conductor.engine.warnings:
             self.ctrl.notify("warning", f"track {track.id}: {warning}")
+        ledger.set_track(self.running_track)  # its MMA calls are this track's while it runs
         self.conductor = conductor
         conductor.start()
 

@@ -264,6 +264,16 @@ def test_every_endpoint_answers_per_contract(hook_app_factory, app_dir: Path) ->
     diagnostics = client.diagnostics()
     assert diagnostics["fps"] >= 0 and diagnostics["metrics"]["window"] > 0
 
+    # usage: a response entry priced by genai-prices, one at an unknown price (null, never 0)
+    ctrl.add_comms_entry({"kind": "response", "provider": "gemini", "model": "gemini-2.5-flash",
+                          "payload": {"usage": {"input_tokens": 1_000_000, "output_tokens": 0}}})  # fmt: skip
+    ctrl.add_comms_entry({"kind": "response", "provider": "openai_compatible", "model": "no-such-model",
+                          "payload": {"usage": {"input_tokens": 10, "output_tokens": 1}}})  # fmt: skip
+    usage = app.call("GET", "/api/usage").body
+    assert usage["by_model"]["gemini / gemini-2.5-flash"]["usd"] == 0.3  # $0.30 per million input
+    assert usage["by_model"]["openai_compatible / no-such-model"]["usd"] is None
+    assert usage["total"]["unknown_calls"] == 1 and client.usage()["total"] == usage["total"]
+
     # run logs (this backend keeps none: one is written as the AI client would)
     assert app.call("GET", "/api/runs").body == {"session": ctrl.session_log.session_id, "runs": []}
     run = RunLogs.for_session(ctrl.session_log).open(RunKind.CHAT, "discussion:main")

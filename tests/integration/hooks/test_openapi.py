@@ -55,6 +55,7 @@ CONTRACT = {
     # issue 18: governance
     ("GET", "/api/mma/graph"),
     # issue 18: run logs
+    ("GET", "/api/usage"),  # issue 21: cost
     ("GET", "/api/runs"),
     ("GET", "/api/runs/{run_id}"),
     ("GET", "/api/runs/{run_id}/requests/{n}"),

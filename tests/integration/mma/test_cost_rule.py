@@ -1,4 +1,4 @@
-"""A cost_over rule pauses an MMA run: when the session's estimated MMA spend crosses its
+"""A cost_over rule pauses an MMA run: when the session's spend (the usage ledger) crosses its
 threshold the conductor starts no further ticket and a cost_check dialog explains the spend;
 rejecting leaves the track paused, approving resumes it; each threshold asks once per run."""
 

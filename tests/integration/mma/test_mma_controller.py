@@ -28,7 +28,9 @@ def click(ctrl, name: str, user_data=None) -> None:
 
 def wired(make_controller, client: FakeTierClient | None = None, **kwargs):
     ctrl = make_controller(**kwargs)
-    mma_runtime(ctrl).set_services(MMAServices(client=client or FakeTierClient()))
+    client = client or FakeTierClient()
+    client.comms = ctrl.add_comms_entry  # its responses reach the comms log and the usage ledger
+    mma_runtime(ctrl).set_services(MMAServices(client=client))
     return ctrl
 
 

@@ -2,7 +2,9 @@
 
 It records every send (tier, model, thread, start and end times) so tests can
 assert what the engine did; ``respond`` decides each answer, and ``hold`` can keep
-sends blocked (a provider call that hangs).
+sends blocked (a provider call that hangs). With ``comms`` (a controller's ``add_comms_entry``)
+each answered send also logs the ``response`` entry the real client would (provider, model,
+tier, conversation, ticket and ``usage``: ``usage_for`` scripts it), so the usage ledger sees it.
 """
 
 from __future__ import annotations
@@ -96,6 +98,10 @@ class FakeTierClient:
     calls: list[Call] = field(default_factory=list)
     resets: int = 0
     conversations: list[tuple[str, str]] = field(default_factory=list)  # (conversation, ticket) per send
+    comms: Callable[[dict[str, Any]], Any] | None = None
+    provider: str = "gemini"
+    provider_for: Callable[[Call], str] | None = None  # a send's provider (default: ``provider``)
+    usage_for: Callable[[Call], dict[str, int]] | None = None  # a send's usage (default: chars / 4)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _local: threading.local = field(default_factory=threading.local)
 
@@ -144,7 +150,26 @@ class FakeTierClient:
             if self.delay:
                 time.sleep(self.delay)
             call.answer = self.respond(call)
-            self._local.usage = TokenUsage(len(md_content + user_message) // 4, max(1, len(call.answer) // 4))
+            usage = {
+                "input_tokens": len(md_content + user_message) // 4,
+                "output_tokens": max(1, len(call.answer) // 4),
+            }
+            if self.usage_for is not None:
+                usage = self.usage_for(call)
+            self._local.usage = TokenUsage(usage.get("input_tokens", 0), usage.get("output_tokens", 0))
+            if self.comms is not None:
+                self.comms(
+                    {
+                        "direction": "IN",
+                        "kind": "response",
+                        "provider": self.provider if self.provider_for is None else self.provider_for(call),
+                        "model": model,
+                        "source_tier": call.tier,
+                        "conversation": conversation,
+                        **({"ticket": ticket} if ticket else {}),
+                        "payload": {"text": call.answer, "usage": usage},
+                    }
+                )
             return call.answer
         finally:
             call.ended = time.monotonic()

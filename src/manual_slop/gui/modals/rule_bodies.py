@@ -44,10 +44,13 @@ def tool_result_edits(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -
 
 def cost_check(ui: Ui, dialog: dict[str, Any], buffers: dict[str, Any]) -> None:
     payload = dialog["payload"]
-    imgui.text("Estimated MMA spend this session:")
+    imgui.text("Spend this session (list prices):")
     imgui.same_line()
     imgui.text_colored(COLORS["error"], f"${float(payload.get('spent_usd', 0.0)):.4f}")
     imgui.same_line()
     imgui.text(f"(threshold ${float(payload.get('threshold_usd', 0.0)):g})")
+    if payload.get("unknown_calls"):  # an unknown price is never $0: say what the sum leaves out
+        unknown = int(payload["unknown_calls"])
+        imgui.text_colored(COLORS["warn"], f"{unknown} calls at unknown price not counted")
     imgui.text_wrapped(str(payload.get("message", "")))
     reason_box(buffers)

@@ -61,7 +61,7 @@ TIPS = {
     "rule_tool": "a glob on the tool name, e.g. run_* (empty: any)",
     "rule_path_glob": "a glob on the path, e.g. src/*.py (empty: any)",
     "rule_pattern": "a regular expression searched in the text (empty: any)",
-    "rule_threshold": "cost_over: the session's estimated MMA spend that trips it",
+    "rule_threshold": "cost_over: the session's spend (list prices) that trips it",
     "rule_timeout": "ask: how long to wait (empty: approval.timeout_s)",
     "probe_tool": "the tool name, e.g. run_shell or write_file",
     "probe_path": "the path the call names",

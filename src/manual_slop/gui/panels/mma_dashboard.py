@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from imgui_bundle import ImVec2, imgui
 
-from manual_slop.governance.cost import estimate_cost  # the list-price estimate (re-exported)
+from manual_slop.governance.cost import unknown_note
 from manual_slop.gui.inputs import combo_field, text_field
 from manual_slop.gui.plan_view import render_active_plan, render_plan_start
 from manual_slop.gui.widgets import (
@@ -33,11 +33,13 @@ from manual_slop.gui.widgets import (
     text_wrapped_colored,
 )
 from manual_slop.mma.attempt import WorktreeApprovals
+from manual_slop.usage.bindings import ledger_of
+from manual_slop.usage.ledger import format_usd
 
 if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
 
-__all__ = ["control_blockers", "estimate_cost", "render_mma_dashboard"]
+__all__ = ["control_blockers", "render_mma_dashboard", "ticket_cost"]
 
 LIVE = ("running", "paused")  # a conductor is alive: the run controls act on it
 
@@ -66,6 +68,16 @@ def control_blockers(status: str, epic: str = "") -> dict[str, str]:
 
 
 WORKTREE_APPROVALS = tuple(str(v) for v in WorktreeApprovals)
+
+
+def ticket_cost(ui: Ui, track_id: str, ticket_id: str) -> str:
+    """The ticket's dollars so far as the cost column shows them ('' before its first call); a
+    plan's tickets are its subtasks (the track id is the plan id)."""
+    ledger = ledger_of(ui.ctrl)
+    tally = ledger.tally("ticket", f"{track_id}/{ticket_id}" if track_id else ticket_id)
+    if not tally.calls and track_id:
+        tally = ledger.tally("subtask", f"{track_id}/{ticket_id}")
+    return format_usd(tally.known_usd, tally.unknown_calls) if tally.calls else ""
 
 
 def render_mma_dashboard(ui: Ui) -> None:
@@ -236,7 +248,7 @@ def _tickets(ui: Ui, blockers: dict[str, str]) -> None:
     )
     row_height = imgui.get_frame_height_with_spacing()
     height = min(imgui.get_content_region_avail().y * 0.6, row_height * (len(tickets) + 1.5))
-    if not imgui.begin_table("##tickets", 6, flags, ImVec2(0, max(6 * row_height, height))):
+    if not imgui.begin_table("##tickets", 7, flags, ImVec2(0, max(6 * row_height, height))):
         return
     imgui.table_setup_scroll_freeze(0, 1)
     em = imgui.get_font_size()
@@ -247,6 +259,7 @@ def _tickets(ui: Ui, blockers: dict[str, str]) -> None:
         ("description", stretch, 1.0),  # stretch weights: description 3 : deps 1
         ("deps", stretch, 0.33),
         ("model", fixed, 6.0 * em),
+        ("cost", fixed, 5.0 * em),
         ("", fixed, 9.0 * em),
     ):
         imgui.table_setup_column(header, flags, size)
@@ -256,13 +269,13 @@ def _tickets(ui: Ui, blockers: dict[str, str]) -> None:
     clipper.begin(len(tickets))
     while clipper.step():
         for row in range(clipper.display_start, clipper.display_end):
-            _ticket_row(ui, tickets[row], edits, blockers)
+            _ticket_row(ui, tickets[row], edits, blockers, str(track.get("id") or ""))
     clipper.end()
     imgui.end_table()
 
 
 def _ticket_row(
-    ui: Ui, ticket: dict[str, Any], edits: dict[str, dict[str, str]], blockers: dict[str, str]
+    ui: Ui, ticket: dict[str, Any], edits: dict[str, dict[str, str]], blockers: dict[str, str], track_id: str
 ) -> None:
     tid = str(ticket.get("id", "?"))
     status = str(ticket.get("status", ""))
@@ -287,6 +300,8 @@ def _ticket_row(
     elif not imgui.is_item_active():
         mine.pop("model", None)
     imgui.table_set_column_index(5)
+    text_elided(ticket_cost(ui, track_id, tid))  # genai-prices' list prices; "unknown" when none is known
+    imgui.table_set_column_index(6)
     if status in ("blocked", "killed"):
         if imgui.small_button("Unblock"):
             ui.act.click("btn_mma_unblock_ticket", tid)
@@ -369,4 +384,8 @@ def _usage(ui: Ui) -> None:
                 imgui.table_set_column_index(column)
                 imgui.text_unformatted(f"{value:,}" if isinstance(value, int) else str(value))
         imgui.end_table()
-    imgui.text_disabled(f"estimated cost: ${estimate_cost(usage):.4f} (list prices; local models are free)")
+    track = str((ui.state.active_track or {}).get("id") or "")
+    spend = ledger_of(ui.ctrl).spend(track or None)
+    what = f"track {track}" if track else "the session"
+    note = unknown_note(spend.unknown_calls)
+    imgui.text_disabled(f"cost of {what}: {format_usd(spend.usd)} (genai-prices list prices{note})")

@@ -270,6 +270,7 @@ class ContextRequest:
     subagent_min_chars: int = SUBAGENT_MIN_CHARS
     policy: PathPolicy | None = None  # the app's path policy: refused files are never read
     read_limit: int = MAX_FILE_BYTES  # bigger files are listed by name, never read (see context.fit)
+    image_max_edge: int = 1568  # screenshots are downscaled to this longest edge (context.images)
 
 
 @dataclass(slots=True)

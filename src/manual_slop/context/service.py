@@ -171,6 +171,7 @@ class ContextService:
             subagent_summaries=s.subagent_summaries,
             policy=self._ctrl.path_policy(self._ctrl.base_dir()),
             read_limit=read_limit(s.context_token_budget),  # a file no view of which fits: not read
+            image_max_edge=s.image_max_edge,
         )
 
     def compile(

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from manual_slop.automation import FeatureUnavailable
 from manual_slop.cancel import CancelToken, RequestCancelled
-from manual_slop.context.images import prepare_images
 from manual_slop.events import UserRequestEvent
 from manual_slop.memory.conversations import discussion_id
 from manual_slop.memory.index_engine import IndexEngine
@@ -253,7 +252,7 @@ class RequestFlow:
             extras["tools"] = list(event.tools)  # the agent's allowed tools
         shots = event.context.screenshots if event.context is not None else ()
         if shots and event.context is not None and getattr(backend, "takes_images", False):
-            images = prepare_images(event.context)  # read through the path policy, downscaled
+            images = ctrl.context.images(event.context)  # read through the path policy, downscaled
             if images:
                 extras["images"] = images
                 token.check()

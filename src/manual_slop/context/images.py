@@ -14,7 +14,10 @@ Blocking (file I/O and decoding): call it off the main thread.
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,7 +31,14 @@ if TYPE_CHECKING:
     from manual_slop.context.aggregate import ContextRequest
     from manual_slop.tools.security import PathPolicy
 
-__all__ = ["DEFAULT_IMAGE_MAX_EDGE", "MAX_IMAGE_FILE_BYTES", "ImageError", "load_image", "prepare_images"]
+__all__ = [
+    "DEFAULT_IMAGE_MAX_EDGE",
+    "MAX_IMAGE_FILE_BYTES",
+    "ImageCache",
+    "ImageError",
+    "load_image",
+    "prepare_images",
+]
 
 DEFAULT_IMAGE_MAX_EDGE = 1568  # Anthropic's advice; Gemini and OpenAI tile at 768 / 512 below it
 MAX_IMAGE_FILE_BYTES = 50 * 1024 * 1024  # a bigger file is not read at all
@@ -39,7 +49,40 @@ class ImageError(Exception):
     """An image that cannot be sent; the message says why (without the file name)."""
 
 
-def prepare_images(request: ContextRequest) -> ImageSet:
+class ImageCache:
+    """Prepared images by (path, mtime, size, max edge): a preview and the send after it decode a
+    screenshot once. Thread-safe; keeps the :attr:`capacity` most recent."""
+
+    capacity = 32
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[tuple[str, int, int, int], ImageAttachment] = OrderedDict()
+
+    def load(self, path: Path, name: str, max_edge: int, policy: PathPolicy | None) -> ImageAttachment:
+        """:func:`load_image`, from the cache when the file has not changed."""
+        refusal = policy.refusal(path) if policy is not None else None
+        if refusal:  # asked every time: the policy may have changed since
+            raise ImageError(f"refused by the path policy: {refusal}")
+        try:
+            info = path.stat()
+        except OSError:
+            return load_image(path, name, max_edge)  # raises what is wrong with it
+        key = (str(path), info.st_mtime_ns, info.st_size, max_edge)
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+                return hit if hit.name == name else dataclasses.replace(hit, name=name)
+        image = load_image(path, name, max_edge)
+        with self._lock:
+            self._entries[key] = image
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+        return image
+
+
+def prepare_images(request: ContextRequest, cache: ImageCache | None = None) -> ImageSet:
     """The screenshots of ``request``, read and downscaled (blocking; any thread but the main one)."""
     attached: list[ImageAttachment] = []
     refused: list[ImageRefusal] = []
@@ -57,7 +100,8 @@ def prepare_images(request: ContextRequest) -> ImageSet:
                 continue
             seen.add(resolved.path)
             try:
-                image = load_image(resolved.path, resolved.name, request.image_max_edge, request.policy)
+                args = (resolved.path, resolved.name, request.image_max_edge, request.policy)
+                image = cache.load(*args) if cache is not None else load_image(*args)
             except ImageError as exc:
                 refused.append(ImageRefusal(resolved.name, str(exc)))
             else:

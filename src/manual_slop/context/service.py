@@ -43,6 +43,7 @@ from manual_slop.context.discussions import format_history
 from manual_slop.context.errors import ContextError, ViewError
 from manual_slop.context.file_cache import FileCache
 from manual_slop.context.fit import fit_context, read_limit
+from manual_slop.context.images import ImageCache, prepare_images
 from manual_slop.context.items import ViewSpec, parse_views
 from manual_slop.context.jobs import run_job
 from manual_slop.context.subagent import summarize_file
@@ -52,6 +53,7 @@ from manual_slop.heap import release_memory
 from manual_slop.schema import Problem
 
 if TYPE_CHECKING:
+    from manual_slop.ai.images import ImageSet
     from manual_slop.ai.windows import RequestBudget
     from manual_slop.config import AppPaths
     from manual_slop.state import AppState
@@ -86,6 +88,7 @@ class ContextService:
     def __init__(self, ctrl: ContextHost) -> None:
         self._ctrl = ctrl
         self.cache = FileCache()
+        self.image_cache = ImageCache()  # screenshots decoded once for the preview and the send
         self.recorder = EditRecorder(ctrl.state)
         self.discussions = DiscussionService(ctrl, self)
         self._generations = itertools.count(1)
@@ -213,11 +216,37 @@ class ContextService:
             raise
         finally:
             release_memory()
+        provider = budget.provider if budget is not None else str((settings or {}).get("provider") or "")
+        self._count_images(request, compiled, provider)
         task.update(compiled.summary(), markdown=compiled.markdown)
         if compiled.fit is not None and (compiled.fit.gave_way or compiled.fit.dropped):
             task["fit_headline"] = compiled.fit.headline()
         self._ctrl.post_gui_task(task)
         return compiled
+
+    def images(self, request: ContextRequest) -> ImageSet:
+        """The screenshots of ``request`` read, checked and downscaled (blocking: off the main thread)."""
+        return prepare_images(request, self.image_cache)
+
+    def _count_images(self, request: ContextRequest, compiled: CompiledContext, provider: str) -> None:
+        """Each screenshot's tokens on ``provider`` (its vendor's per-image estimate), in the total."""
+        if not request.screenshots or not provider:
+            return
+        from manual_slop.ai.errors import ConfigurationError
+        from manual_slop.ai.images import admit
+        from manual_slop.ai.providers import provider_class
+
+        try:
+            support = provider_class(provider).image_support
+        except ConfigurationError:
+            return
+        if support is None:
+            return
+        sent, _ = admit(self.images(request), support, provider)
+        tokens = {image.name: support.tokens(image.width, image.height) for image in sent}
+        for item in compiled.screenshots:
+            item.tokens = tokens.get(item.name, 0)
+        compiled.image_tokens = sum(tokens.values())
 
     def _summarizer(self, settings: Mapping[str, Any] | None) -> Summarizer | None:
         backend = self._ctrl.backend

@@ -100,6 +100,8 @@ class AppState:
     context_presets: dict[str, dict[str, Any]] = field(default_factory=dict)
     context_status: str = "idle"
     context_files: list[dict[str, Any]] = field(default_factory=list)  # last compile, per file
+    # last compile: the screenshots' thumbnails by name (context.images.Thumbnail; for the GUI only)
+    image_thumbnails: dict[str, Any] = field(default_factory=dict)
     context_tokens: int = 0
     context_preview: str = ""
     context_fit: dict[str, Any] = field(default_factory=dict)  # the last send's fit (context.fit)

@@ -612,6 +612,7 @@ class AIClient:
             "images",
             {
                 "sent": [image.describe() for image in sent],
+                "paths": [image.name for image in sent],  # the GUI shows their thumbnails
                 "refused": [{"path": r.name, "reason": r.reason} for r in refused],
             },
         )

@@ -15,9 +15,11 @@ Blocking (file I/O and decoding): call it off the main thread.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,10 +38,13 @@ __all__ = [
     "MAX_IMAGE_FILE_BYTES",
     "ImageCache",
     "ImageError",
+    "Thumbnail",
     "load_image",
     "prepare_images",
+    "thumbnail",
 ]
 
+THUMBNAIL_EDGE = 128  # the GUI's thumbnails (comms log, message box): small RGBA, one texture each
 DEFAULT_IMAGE_MAX_EDGE = 1568  # Anthropic's advice; Gemini and OpenAI tile at 768 / 512 below it
 MAX_IMAGE_FILE_BYTES = 50 * 1024 * 1024  # a bigger file is not read at all
 _FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
@@ -47,6 +52,28 @@ _FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP"
 
 class ImageError(Exception):
     """An image that cannot be sent; the message says why (without the file name)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Thumbnail:
+    """A small RGBA copy of a screenshot for the GUI; ``key`` changes when the image does."""
+
+    name: str
+    width: int
+    height: int
+    rgba: bytes = field(repr=False)
+    key: str
+
+
+def thumbnail(image: ImageAttachment, edge: int = THUMBNAIL_EDGE) -> Thumbnail:
+    """``image`` as an RGBA thumbnail at most ``edge`` pixels on its longest side."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(image.data)) as decoded:
+        small = decoded.convert("RGBA")
+    small.thumbnail((edge, edge), Image.Resampling.BILINEAR)
+    key = f"{image.name}:{hashlib.blake2b(image.data, digest_size=8).hexdigest()}"
+    return Thumbnail(image.name, small.width, small.height, small.tobytes(), key)
 
 
 class ImageCache:
@@ -58,6 +85,7 @@ class ImageCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: OrderedDict[tuple[str, int, int, int], ImageAttachment] = OrderedDict()
+        self._thumbnails: dict[str, tuple[ImageAttachment, Thumbnail]] = {}  # by name
 
     def load(self, path: Path, name: str, max_edge: int, policy: PathPolicy | None) -> ImageAttachment:
         """:func:`load_image`, from the cache when the file has not changed."""
@@ -80,6 +108,19 @@ class ImageCache:
             while len(self._entries) > self.capacity:
                 self._entries.popitem(last=False)
         return image
+
+    def thumbnail(self, image: ImageAttachment) -> Thumbnail:
+        """:func:`thumbnail` of ``image``, made once while its file version is cached."""
+        with self._lock:
+            made = self._thumbnails.get(image.name)
+        if made is not None and made[0] is image:
+            return made[1]
+        small = thumbnail(image)
+        with self._lock:
+            self._thumbnails[image.name] = (image, small)  # one per name: the latest version
+            while len(self._thumbnails) > self.capacity:
+                self._thumbnails.pop(next(iter(self._thumbnails)))
+        return small
 
 
 def prepare_images(request: ContextRequest, cache: ImageCache | None = None) -> ImageSet:

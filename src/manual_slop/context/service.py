@@ -43,7 +43,7 @@ from manual_slop.context.discussions import format_history
 from manual_slop.context.errors import ContextError, ViewError
 from manual_slop.context.file_cache import FileCache
 from manual_slop.context.fit import fit_context, read_limit
-from manual_slop.context.images import ImageCache, prepare_images
+from manual_slop.context.images import ImageCache, Thumbnail, prepare_images
 from manual_slop.context.items import ViewSpec, parse_views
 from manual_slop.context.jobs import run_job
 from manual_slop.context.subagent import summarize_file
@@ -217,7 +217,7 @@ class ContextService:
         finally:
             release_memory()
         provider = budget.provider if budget is not None else str((settings or {}).get("provider") or "")
-        self._count_images(request, compiled, provider)
+        task["thumbnails"] = self._count_images(request, compiled, provider)
         task.update(compiled.summary(), markdown=compiled.markdown)
         if compiled.fit is not None and (compiled.fit.gave_way or compiled.fit.dropped):
             task["fit_headline"] = compiled.fit.headline()
@@ -228,25 +228,31 @@ class ContextService:
         """The screenshots of ``request`` read, checked and downscaled (blocking: off the main thread)."""
         return prepare_images(request, self.image_cache)
 
-    def _count_images(self, request: ContextRequest, compiled: CompiledContext, provider: str) -> None:
-        """Each screenshot's tokens on ``provider`` (its vendor's per-image estimate), in the total."""
-        if not request.screenshots or not provider:
-            return
+    def _count_images(
+        self, request: ContextRequest, compiled: CompiledContext, provider: str
+    ) -> list[Thumbnail]:
+        """Each screenshot's tokens on ``provider`` (its vendor's per-image estimate), in the total;
+        returns the screenshots' thumbnails for the GUI."""
+        if not request.screenshots:
+            return []
         from manual_slop.ai.errors import ConfigurationError
         from manual_slop.ai.images import admit
         from manual_slop.ai.providers import provider_class
 
+        images = self.images(request)
+        thumbnails = [self.image_cache.thumbnail(image) for image in images.attached]
         try:
-            support = provider_class(provider).image_support
+            support = provider_class(provider).image_support if provider else None
         except ConfigurationError:
-            return
+            support = None
         if support is None:
-            return
-        sent, _ = admit(self.images(request), support, provider)
+            return thumbnails
+        sent, _ = admit(images, support, provider)
         tokens = {image.name: support.tokens(image.width, image.height) for image in sent}
         for item in compiled.screenshots:
             item.tokens = tokens.get(item.name, 0)
         compiled.image_tokens = sum(tokens.values())
+        return thumbnails
 
     def _summarizer(self, settings: Mapping[str, Any] | None) -> Summarizer | None:
         backend = self._ctrl.backend
@@ -312,6 +318,7 @@ class ContextService:
         s.context_status = "done"
         s.context_files = [dict(f) for f in [*task.get("files", []), *task.get("screenshots", [])]]
         s.context_tokens = int(task.get("tokens", 0))
+        s.image_thumbnails = {t.name: t for t in task.get("thumbnails") or ()}
         s.context_preview = str(task.get("markdown", ""))
         if task.get("purpose") == "send":  # a preview knows no model: the last send's fit stays
             s.context_fit = dict(task.get("fit") or {})

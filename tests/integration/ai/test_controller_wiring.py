@@ -262,6 +262,7 @@ def test_gen_send_attaches_the_screenshots_downscaled_and_counts_them(
     ctrl.fields.set("current_provider", "openai_compatible")
     ctrl.fields.set("provider_base_url", f"{fake.base_url}/v1")
     ctrl.fields.set("screenshots", ["ui.png"])
+    ctrl.fields.set("image_max_edge", 1000)
     fake.push(Reply("A blue screen."))
     send(ctrl, "what colour is the screenshot?")
     pump_until(ctrl, lambda: ctrl.state.ai_status in ("done", "error"), timeout=20)
@@ -270,14 +271,14 @@ def test_gen_send_attaches_the_screenshots_downscaled_and_counts_them(
     url = next(p["image_url"]["url"] for p in user["content"] if p["type"] == "image_url")
     assert url.startswith("data:image/png;base64,")
     sent = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
-    assert sent.size == (1568, 784)  # context.image_max_edge (default 1568)
+    assert sent.size == (1000, 500)  # context.image_max_edge
     pump_until(ctrl, lambda: bool(ctrl.state.context_files), timeout=10)
     shot = next(f for f in ctrl.state.context_files if f["path"] == "ui.png")
-    assert shot["kind"] == "image" and shot["tokens"] == 85 + 170 * 3 * 2  # 1536x768: 3 x 2 tiles of 512
+    assert shot["kind"] == "image" and shot["tokens"] == 85 + 170 * 2 * 1  # 1000x500: 2 x 1 tiles of 512
     assert ctrl.state.context_tokens > shot["tokens"]
     images = next(e for e in ctrl.state.comms_log if e["kind"] == "images")
     assert images["payload"]["sent"] == [
-        f"ui.png (image/png, 1568x784, downscaled from 2000x1000, {sent_size(url):,} bytes)"
+        f"ui.png (image/png, 1000x500, downscaled from 2000x1000, {sent_size(url):,} bytes)"
     ]
 
 

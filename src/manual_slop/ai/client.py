@@ -602,29 +602,14 @@ class AIClient:
         raise last_error
 
     def _admit_images(self, provider: Provider, images: ImageSet | None) -> tuple[ImageAttachment, ...]:
-        """The images ``provider`` takes; each other one is said in the comms log and a warning
+        """The images ``provider`` takes; the others are said in the comms log and as warnings
         (the text request goes either way)."""
-        sent, refused = admit(images, provider.image_support, provider.name)
-        if not sent and not refused:
-            return ()
-        self._append_comms(
-            "OUT",
-            "images",
-            {
-                "sent": [image.describe() for image in sent],
-                "paths": [image.name for image in sent],  # the GUI shows their thumbnails
-                "refused": [{"path": r.name, "reason": r.reason} for r in refused],
-            },
-        )
-        if provider.image_support is None and images is not None and images.attached:
-            names = ", ".join(image.name for image in images.attached)
-            self._notify(
-                "warning", f"{provider.name} takes no images: {names} not sent; the text request goes on"
-            )
-            refused = refused[: len(images.refused)]  # the others are said above, in one line
-        for refusal in refused:
-            self._notify("warning", refusal.message())
-        return sent
+        admitted = admit(images, provider.image_support, provider.name)
+        if admitted.payload is not None:
+            self._append_comms("OUT", "images", admitted.payload)
+        for notice in admitted.notices:
+            self._notify("warning", notice)
+        return admitted.sent
 
     def _compactor(self, settings: ClientSettings, provider: Provider, cancel: CancelToken) -> Compactor:
         """The conversation's compaction on ``provider`` (and the memory budget it splits)."""

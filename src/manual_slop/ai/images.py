@@ -20,12 +20,14 @@ import base64
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = [
     "ANTHROPIC_IMAGES",
     "GEMINI_IMAGES",
     "OPENAI_IMAGES",
     "SUPPORTED_MEDIA_TYPES",
+    "Admitted",
     "ImageAttachment",
     "ImageRefusal",
     "ImageSet",
@@ -139,27 +141,47 @@ GEMINI_IMAGES = ImageSupport(
 OPENAI_IMAGES = ImageSupport(SUPPORTED_MEDIA_TYPES, 20 * MB, 500, openai_tokens)
 
 
-def admit(
-    images: ImageSet | None, support: ImageSupport | None, provider: str
-) -> tuple[tuple[ImageAttachment, ...], list[ImageRefusal]]:
-    """The images ``provider`` can take (with its ``support``), and a refusal for every other one
-    (the set's own refusals first)."""
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """What :func:`admit` decided for one provider: the images it gets, every refusal, the
+    comms log entry's payload (``None``: no images at all) and the warnings for the user."""
+
+    sent: tuple[ImageAttachment, ...]
+    refused: tuple[ImageRefusal, ...]
+    payload: dict[str, Any] | None
+    notices: tuple[str, ...]
+
+
+def admit(images: ImageSet | None, support: ImageSupport | None, provider: str) -> Admitted:
+    """The images ``provider`` (which takes ``support``) gets, and a refusal with the reason for
+    every other one (the set's own refusals first). A provider that takes no images gets one
+    warning for all of them; the text request goes either way."""
     if not images:
-        return (), []
+        return Admitted((), (), None, ())
     refused = list(images.refused)
+    notices = [r.message() for r in images.refused]
+    taken: list[ImageAttachment] = []
     if support is None:
         refused += [ImageRefusal(i.name, f"{provider} takes no images") for i in images.attached]
-        return (), refused
-    taken: list[ImageAttachment] = []
-    total = 0
-    for image in images.attached:
-        reason = _reason(image, support, provider, total, len(taken))
-        if reason:
-            refused.append(ImageRefusal(image.name, reason))
-            continue
-        taken.append(image)
-        total += len(image.data)
-    return tuple(taken), refused
+        if images.attached:
+            names = ", ".join(i.name for i in images.attached)
+            notices.append(f"{provider} takes no images: {names} not sent; the text request goes on")
+    else:
+        total = 0
+        for image in images.attached:
+            reason = _reason(image, support, provider, total, len(taken))
+            if reason:
+                refused.append(ImageRefusal(image.name, reason))
+                notices.append(refused[-1].message())
+                continue
+            taken.append(image)
+            total += len(image.data)
+    payload = {
+        "sent": [image.describe() for image in taken],
+        "paths": [image.name for image in taken],  # the GUI shows their thumbnails
+        "refused": [{"path": r.name, "reason": r.reason} for r in refused],
+    }
+    return Admitted(tuple(taken), tuple(refused), payload, tuple(notices))
 
 
 def _reason(image: ImageAttachment, support: ImageSupport, provider: str, total: int, count: int) -> str:

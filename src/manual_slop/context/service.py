@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import logging
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -60,6 +61,8 @@ if TYPE_CHECKING:
     from manual_slop.tools.security import PathPolicy
 
 __all__ = ["FILE_SET_ATTRS", "ContextHost", "ContextService"]
+
+log = logging.getLogger(__name__)
 
 # the state attributes that make up "the context" for undo and presets
 FILE_SET_ATTRS = ("project_files", "files_exclude", "screenshots", "file_views")
@@ -240,14 +243,19 @@ class ContextService:
         from manual_slop.ai.providers import provider_class
 
         images = self.images(request)
-        thumbnails = [self.image_cache.thumbnail(image) for image in images.attached]
+        thumbnails: list[Thumbnail] = []
+        for image in images.attached:
+            try:
+                thumbnails.append(self.image_cache.thumbnail(image))
+            except (OSError, ValueError) as exc:  # decoded once already: a view problem only
+                log.warning("no thumbnail for %s: %s", image.name, exc)
         try:
             support = provider_class(provider).image_support if provider else None
         except ConfigurationError:
             support = None
         if support is None:
             return thumbnails
-        sent, _ = admit(images, support, provider)
+        sent = admit(images, support, provider).sent
         tokens = {image.name: support.tokens(image.width, image.height) for image in sent}
         for item in compiled.screenshots:
             item.tokens = tokens.get(item.name, 0)

@@ -45,35 +45,46 @@ def test_a_provider_without_images_refuses_each_one_by_name() -> None:
     images = ImageSet(
         (shot("a.png"), shot("b.jpg", "image/jpeg")), (ImageRefusal("c.bmp", "its format is BMP"),)
     )
-    sent, refused = admit(images, None, "local")
-    assert sent == ()
-    assert [r.message() for r in refused] == [
+    admitted = admit(images, None, "local")
+    assert admitted.sent == ()
+    assert [r.message() for r in admitted.refused] == [
         "image c.bmp is not sent: its format is BMP",
         "image a.png is not sent: local takes no images",
         "image b.jpg is not sent: local takes no images",
     ]
+    # the user reads one line for the provider, and one per image that could not be read
+    assert admitted.notices == (
+        "image c.bmp is not sent: its format is BMP",
+        "local takes no images: a.png, b.jpg not sent; the text request goes on",
+    )
+    assert admitted.payload is not None and admitted.payload["paths"] == []
+    assert admit(ImageSet(), None, "local").payload is None  # no images: no comms entry
 
 
 def test_limits_refuse_with_the_reason() -> None:
     big = shot("big.png", size=5 * MB + 1)
     gif = shot("anim.gif", "image/gif")
     huge_edge = shot("edge.png", w=9000, h=100)
-    sent, refused = admit(ImageSet((shot("ok.png"), big, gif, huge_edge)), ANTHROPIC_IMAGES, "anthropic")
+    admitted = admit(ImageSet((shot("ok.png"), big, gif, huge_edge)), ANTHROPIC_IMAGES, "anthropic")
+    sent, refused = admitted.sent, admitted.refused
     assert [i.name for i in sent] == ["ok.png", "anim.gif"]
+    assert admitted.notices == tuple(r.message() for r in refused) and len(refused) == 2
     reasons = {r.name: r.reason for r in refused}
     assert (
         reasons["big.png"] == f"{5 * MB + 1:,} bytes is over anthropic's limit of {5 * MB:,} bytes per image"
     )
     assert "anim.gif" not in reasons  # Anthropic reads GIF
     assert reasons["edge.png"] == "9000x100 px is over anthropic's limit of 8000 px a side"
-    sent, refused = admit(ImageSet((gif,)), GEMINI_IMAGES, "gemini")
+    admitted = admit(ImageSet((gif,)), GEMINI_IMAGES, "gemini")
+    sent, refused = admitted.sent, admitted.refused
     assert (
         sent == ()
         and refused[0].reason == "gemini takes JPEG, PNG, WEBP images, not image/gif; convert it to PNG"
     )
     # Gemini: 20 MB of inline data per request in all
     three = ImageSet(tuple(shot(f"{n}.png", size=8 * MB) for n in range(3)))
-    sent, refused = admit(three, GEMINI_IMAGES, "gemini")
+    admitted = admit(three, GEMINI_IMAGES, "gemini")
+    sent, refused = admitted.sent, admitted.refused
     assert [i.name for i in sent] == ["0.png", "1.png"] and refused[0].name == "2.png"
     assert "bytes in all" in refused[0].reason
 

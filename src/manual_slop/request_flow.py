@@ -148,7 +148,8 @@ class RequestFlow:
         ctrl.requests.add(request_id, prompt, CancelToken())
         if state.auto_add:
             role = state.role(0, "User")
-            ctrl.context.discussions.append(role, prompt, label="send: user message")
+            index = ctrl.context.discussions.append(role, prompt, label="send: user message")
+            ctrl.context.discussions.expect_images(request_id, index)
         state.active_request_id = request_id
         ctrl.set_ai_status("sending...")
         if not ctrl.event_queue.put_threadsafe("user_request", event):

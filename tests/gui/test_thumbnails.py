@@ -1,6 +1,6 @@
 """Screenshots as thumbnails in the real window: the message box shows the screenshots the
-next send attaches (one texture per image version), and a selected ``images`` entry of the
-Comms Log shows what a request sent."""
+next send attaches (one texture per image version), a discussion entry the screenshots its
+send read, and a selected ``images`` entry of the Comms Log what a request sent."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ def test_screenshots_show_as_thumbnails(make_controller, run_gui, app_dir: Path,
     Image.new("RGB", (400, 200), "orange").save(app_dir / "ui.png")
     ctrl = make_controller()
     ctrl.fields.set("screenshots", ["ui.png"])
+    entry = {"role": "User", "content": "look", "ts": "", "collapsed": False, "images": ["ui.png"]}
+    ctrl.state.discussions[ctrl.state.active_discussion]["history"].append(entry)
     ctrl.state.comms_log.append(
         {"seq": 1, "kind": "images", "direction": "OUT", "payload": {"paths": ["ui.png"], "sent": []}}
     )

@@ -327,6 +327,8 @@ class ContextService:
         s.context_files = [dict(f) for f in [*task.get("files", []), *task.get("screenshots", [])]]
         s.context_tokens = int(task.get("tokens", 0))
         s.image_thumbnails = {t.name: t for t in task.get("thumbnails") or ()}
+        if task.get("purpose") == "send" and task.get("request_id"):
+            self.discussions.note_images(str(task["request_id"]), list(s.image_thumbnails))
         s.context_preview = str(task.get("markdown", ""))
         if task.get("purpose") == "send":  # a preview knows no model: the last send's fit stays
             s.context_fit = dict(task.get("fit") or {})

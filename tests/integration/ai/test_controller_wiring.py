@@ -276,6 +276,9 @@ def test_gen_send_attaches_the_screenshots_downscaled_and_counts_them(
     shot = next(f for f in ctrl.state.context_files if f["path"] == "ui.png")
     assert shot["kind"] == "image" and shot["tokens"] == 85 + 170 * 2 * 1  # 1000x500: 2 x 1 tiles of 512
     assert ctrl.state.context_tokens > shot["tokens"]
+    entries = ctrl.state.discussions[ctrl.state.active_discussion]["history"]
+    user = next(e for e in entries if e["content"] == "what colour is the screenshot?")
+    assert user["images"] == ["ui.png"]  # the discussion shows the thumbnails of what it sent
     images = next(e for e in ctrl.state.comms_log if e["kind"] == "images")
     assert images["payload"]["sent"] == [
         f"ui.png (image/png, 1000x500, downscaled from 2000x1000, {sent_size(url):,} bytes)"

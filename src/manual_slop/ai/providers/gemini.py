@@ -191,8 +191,11 @@ class GeminiProvider(Provider):
         contents: list[Any] = []
         for index, message in enumerate(messages):
             if message.role is Role.USER:
-                parts = [types.Part.from_bytes(data=i.data, mime_type=i.media_type) for i in images]
-                parts = parts if index == turn else []
+                parts = (
+                    [types.Part.from_bytes(data=i.data, mime_type=i.media_type) for i in images]
+                    if index == turn
+                    else []
+                )
                 contents.append(
                     types.Content(role="user", parts=[*parts, types.Part(text=message.text or "(empty)")])
                 )

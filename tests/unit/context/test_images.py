@@ -94,3 +94,24 @@ def test_what_cannot_be_sent_is_refused_naming_the_file_and_the_reason(project: 
     assert reasons["shots/*.png"] == "matches no file"
     assert reasons["logs/shot.png"].startswith("refused by the path policy: ")
     assert images.refused[0].message().startswith("image paint.bmp is not sent: ")
+
+
+def test_the_cache_decodes_a_file_version_once(project: Path) -> None:
+    from manual_slop.context.images import ImageCache
+
+    write_image(project / "shot.png", (2000, 100), "PNG")
+    cache = ImageCache()
+    req = request(project, ["shot.png"], image_max_edge=500)
+    (first,) = prepare_images(req, cache).attached
+    (again,) = prepare_images(req, cache).attached
+    assert again is first and cache.thumbnail(first) is cache.thumbnail(again)
+    thumb = cache.thumbnail(first)
+    assert (thumb.width, thumb.height, len(thumb.rgba)) == (128, 6, 128 * 6 * 4)
+    write_image(project / "shot.png", (3000, 300), "PNG", colour="blue")  # a new version
+    (changed,) = prepare_images(req, cache).attached
+    assert changed is not first and changed.original_size == (3000, 300) and changed.width == 500
+    assert cache.thumbnail(changed).key != thumb.key
+    # a policy that now refuses the file wins over the cached copy
+    policy = PathPolicy.for_project(project, log_dir=project)
+    refused = prepare_images(request(project, ["shot.png"], image_max_edge=500, policy=policy), cache)
+    assert refused.attached == () and refused.refused[0].reason.startswith("refused by the path policy")

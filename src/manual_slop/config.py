@@ -246,6 +246,9 @@ PROJECT_SCHEMA: Schema = {
     "context.mask_patterns": Field(
         list, list(DEFAULT_MASK_PATTERNS), "Regexes: matching lines of masked files are hidden", items=str
     ),
+    "context.image_max_edge": Field(
+        int, 1568, "Screenshots are downscaled to this longest edge (pixels)", minimum=64, maximum=8000
+    ),
     "context.subagent_summaries": Field(bool, False, "summarize: the provider summarizes very large files"),
     "context.views": Field(dict, {}, "Per-file views by path: {mode, slices?, annotation?}", values=dict),
     "context.presets": Field(dict, {}, "Named sets of files, excludes and views", values=dict),

@@ -148,7 +148,8 @@ class RequestFlow:
         ctrl.requests.add(request_id, prompt, CancelToken())
         if state.auto_add:
             role = state.role(0, "User")
-            ctrl.context.discussions.append(role, prompt, label="send: user message")
+            index = ctrl.context.discussions.append(role, prompt, label="send: user message")
+            ctrl.context.discussions.expect_images(request_id, index)
         state.active_request_id = request_id
         ctrl.set_ai_status("sending...")
         if not ctrl.event_queue.put_threadsafe("user_request", event):
@@ -250,6 +251,12 @@ class RequestFlow:
         token.check()
         if event.tools is not None:
             extras["tools"] = list(event.tools)  # the agent's allowed tools
+        shots = event.context.screenshots if event.context is not None else ()
+        if shots and event.context is not None and getattr(backend, "takes_images", False):
+            images = ctrl.context.images(event.context)  # read through the path policy, downscaled
+            if images:
+                extras["images"] = images
+                token.check()
         return backend.send(
             md_content,
             event.prompt,

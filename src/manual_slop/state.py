@@ -36,6 +36,7 @@ PROJECT_FIELDS: tuple[str, ...] = (
     "context_strategy",
     "context_token_budget",
     "context_full_threshold",
+    "image_max_edge",
     "mask_patterns",
     "subagent_summaries",
     "file_views",
@@ -93,12 +94,15 @@ class AppState:
     context_strategy: str = "auto"
     context_token_budget: int = 100_000
     context_full_threshold: int = 4_000
+    image_max_edge: int = 1568  # screenshots are downscaled to this longest edge (context.images)
     mask_patterns: list[str] = field(default_factory=lambda: list(DEFAULT_MASK_PATTERNS))
     subagent_summaries: bool = False
     file_views: dict[str, dict[str, Any]] = field(default_factory=dict)  # path -> {mode, slices?, …}
     context_presets: dict[str, dict[str, Any]] = field(default_factory=dict)
     context_status: str = "idle"
     context_files: list[dict[str, Any]] = field(default_factory=list)  # last compile, per file
+    # last compile: the screenshots' thumbnails by name (context.images.Thumbnail; for the GUI only)
+    image_thumbnails: dict[str, Any] = field(default_factory=dict)
     context_tokens: int = 0
     context_preview: str = ""
     context_fit: dict[str, Any] = field(default_factory=dict)  # the last send's fit (context.fit)
@@ -236,6 +240,7 @@ class AppState:
         state.context_strategy = get_path(project, "context.strategy")
         state.context_token_budget = get_path(project, "context.token_budget")
         state.context_full_threshold = get_path(project, "context.full_threshold")
+        state.image_max_edge = get_path(project, "context.image_max_edge")
         state.mask_patterns = list(get_path(project, "context.mask_patterns"))
         state.subagent_summaries = get_path(project, "context.subagent_summaries")
         state.file_views = copy.deepcopy(get_path(project, "context.views"))
@@ -296,6 +301,7 @@ class AppState:
         set_path(out, "context.strategy", self.context_strategy)
         set_path(out, "context.token_budget", self.context_token_budget)
         set_path(out, "context.full_threshold", self.context_full_threshold)
+        set_path(out, "context.image_max_edge", self.image_max_edge)
         set_path(out, "context.mask_patterns", list(self.mask_patterns))
         set_path(out, "context.subagent_summaries", self.subagent_summaries)
         set_path(out, "context.views", copy.deepcopy(self.file_views))

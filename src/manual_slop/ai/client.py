@@ -25,6 +25,8 @@ from typing import Any
 
 from manual_slop.ai.comms import CommsLog, get_current_tier, set_current_tier
 from manual_slop.ai.errors import AIError, ProviderError
+from manual_slop.ai.images import ImageAttachment, ImageSet, admit
+from manual_slop.ai.images import estimate_tokens as image_tokens
 from manual_slop.ai.loop_guard import GuardLimits
 from manual_slop.ai.messages import Message, ModelRequest, StreamSink, ToolChoice, Usage
 from manual_slop.ai.prompts import (
@@ -78,6 +80,7 @@ class AIClient:
     """Multi-provider chat client with one tool loop, retries, fallback and a comms log."""
 
     fits_context = True  # send() takes fit_context: the context compiled for each model's window
+    takes_images = True  # send() takes images: the context's screenshots (ai.images)
 
     def __init__(
         self,
@@ -366,6 +369,7 @@ class AIClient:
         ticket: str = "",
         memory_block: Callable[[MemoryBudget, bool], str] | None = None,
         tools: Sequence[str] | None = None,
+        images: ImageSet | None = None,
     ) -> str:
         """Send ``user_message`` with ``md_content`` as context; returns the model's final text.
 
@@ -380,7 +384,9 @@ class AIClient:
         :data:`DEFAULT_CONVERSATION`); no send touches another conversation. ``memory_block(budget,
         first_request)`` gives the memory section of the system prompt for the active provider's
         budget (profile, notes, recall; see ``memory.service``). ``tools``: only these tools are
-        offered and run (an agent's allowed tools; default every tool).
+        offered and run (an agent's allowed tools; default every tool). ``images``: the context's
+        screenshots (:func:`manual_slop.context.images.prepare_images`); each provider gets those it
+        takes, and every other one is refused in the comms log and a warning (:mod:`ai.images`).
 
         Raises ProviderError (classified; ``ui_message()`` for the user) when every provider
         in the chain failed, ConfigurationError for unusable settings.
@@ -418,6 +424,7 @@ class AIClient:
                     ticket=ticket,
                     memory_block=memory_block,
                     tools=tools,
+                    images=images,
                 )
             finally:
                 set_current_tier(previous_tier)
@@ -450,6 +457,7 @@ class AIClient:
         memory_block: Callable[[MemoryBudget, bool], str] | None = None,
         tools: Sequence[str] | None = None,
         summary: bool = False,
+        images: ImageSet | None = None,
     ) -> str:
         with self._settings_lock:
             settings = self.settings.copy()
@@ -510,6 +518,7 @@ class AIClient:
                 else user_message
             )
             context_md, system = prepared
+            sent_images = self._admit_images(provider, images)
             if fit_context is not None or context_md:  # the context this provider's window has room for
                 budget = budget_for(
                     provider,
@@ -517,6 +526,7 @@ class AIClient:
                     tools=self._tool_text(provider) if enable_tools else "",
                     message=first,
                     history=conversation.text() if len(conversation) == started_with else "",
+                    image_tokens=image_tokens(sent_images, provider.image_support),
                 )
                 if fit_context is not None:
                     fitted, fitted_refresher = fit_context(budget)
@@ -564,6 +574,7 @@ class AIClient:
                 continuing=len(conversation) > started_with,
                 compactor=self._compactor(settings, provider, cancel),
                 guard=GuardLimits(settings.guard_repeat_warn, settings.guard_repeat_refuse),
+                images=sent_images,
             )
             try:
                 # the one in-process model answers one request at a time, whichever fork asks
@@ -589,6 +600,16 @@ class AIClient:
         assert last_error is not None
         self.conversations.error(conversation_id, _short(last_error), kind=type(last_error).__name__)
         raise last_error
+
+    def _admit_images(self, provider: Provider, images: ImageSet | None) -> tuple[ImageAttachment, ...]:
+        """The images ``provider`` takes; the others are said in the comms log and as warnings
+        (the text request goes either way)."""
+        admitted = admit(images, provider.image_support, provider.name)
+        if admitted.payload is not None:
+            self._append_comms("OUT", "images", admitted.payload)
+        for notice in admitted.notices:
+            self._notify("warning", notice)
+        return admitted.sent
 
     def _compactor(self, settings: ClientSettings, provider: Provider, cancel: CancelToken) -> Compactor:
         """The conversation's compaction on ``provider`` (and the memory budget it splits)."""

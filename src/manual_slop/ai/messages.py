@@ -13,10 +13,13 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from manual_slop.cancel import CancelToken
 from manual_slop.tools.tool import ToolCall, ToolStatus
+
+if TYPE_CHECKING:
+    from manual_slop.ai.images import ImageAttachment
 
 __all__ = [
     "INVALID_CALL_KEY",
@@ -210,6 +213,16 @@ class ModelRequest:
     answer_schema: dict[str, Any] | None = None
     asked_tools: tuple[str, ...] = ()  # tools the user's message names (see ai.grammar.named_tools)
     asked_paths: tuple[str, ...] = ()  # paths it mentions (ai.grammar.mentioned_paths)
+    # the context's images the provider takes (ai.images.admit): they go with the user message of
+    # the current turn (see user_turn), never into the stored conversation
+    images: tuple[ImageAttachment, ...] = ()
+
+    def user_turn(self) -> int:
+        """Index of the message the images go with: the last user message (-1: none)."""
+        for index in range(len(self.messages) - 1, -1, -1):
+            if self.messages[index].role is Role.USER:
+                return index
+        return -1
 
     @property
     def tools_enabled(self) -> bool:

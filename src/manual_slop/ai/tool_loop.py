@@ -67,6 +67,7 @@ from manual_slop.tools.registry import ToolRegistry
 from manual_slop.tools.tool import ExecutionContext, ToolCall, ToolStatus
 
 if TYPE_CHECKING:
+    from manual_slop.ai.images import ImageAttachment
     from manual_slop.memory.compaction import Compactor
 
 __all__ = [
@@ -128,6 +129,7 @@ class LoopSetup:
     redact: Callable[[str], str] = field(default=lambda text: text)
     cancel: CancelToken = field(default_factory=CancelToken)
     answer_schema: dict[str, Any] | None = None  # the answer is one JSON object of this schema
+    images: tuple[ImageAttachment, ...] = ()  # what the provider takes of the context's images
     prompt: str = ""  # the user's own message (without the discussion put before it)
     continuing: bool = False  # the turn is already in the conversation (a fallback takes it over)
     # summarizes older rounds when the conversation grows (memory.compaction); None: trim instead
@@ -271,6 +273,7 @@ class ToolLoop:
             answer_schema=setup.answer_schema,
             asked_tools=asked,
             asked_paths=tuple(mentioned_paths(setup.prompt, context_files)) if asked else (),
+            images=setup.images,
         )
         setup.on_request(request)
         last = request.messages[-1]
@@ -285,6 +288,7 @@ class ToolLoop:
                 "tools": self.tools_enabled,
                 "tool_choice": str(choice),
                 "stream": setup.stream.active,
+                **({"images": [i.name for i in request.images]} if request.images else {}),
             },
         )
         setup.events.emit("request_start", provider=self.provider.name, model=self.provider.config.model)

@@ -94,11 +94,18 @@ class RequestBudget:
 
 
 def budget_for(
-    provider: SizedModel, *, instructions: str, tools: str, message: str, history: str
+    provider: SizedModel,
+    *,
+    instructions: str,
+    tools: str,
+    message: str,
+    history: str,
+    image_tokens: int = 0,
 ) -> RequestBudget:
     """The room the context has on ``provider`` for a request made of ``instructions``, the
     tool declarations as the model reads them (``tools``), the first ``message`` and the
-    ``history`` already in the provider's conversation.
+    ``history`` already in the provider's conversation, and the images it takes (``image_tokens``,
+    their vendor's per-image estimate: :mod:`manual_slop.ai.images`).
 
     A long history is given at most half of what is left (shortening the rest is the tool
     loop's: it summarizes older exchanges, :mod:`manual_slop.memory.compaction`); the files
@@ -106,7 +113,7 @@ def budget_for(
     """
     count = provider.count_tokens
     fixed = count("\n\n".join(part for part in (instructions, tools) if part)) + count(message)
-    fixed += TEMPLATE_TOKENS * 3
+    fixed += TEMPLATE_TOKENS * 3 + image_tokens
     answer = provider.answer_tokens()
     window = provider.context_window()
     past = count(history) if history else 0

@@ -270,6 +270,7 @@ class ContextRequest:
     subagent_min_chars: int = SUBAGENT_MIN_CHARS
     policy: PathPolicy | None = None  # the app's path policy: refused files are never read
     read_limit: int = MAX_FILE_BYTES  # bigger files are listed by name, never read (see context.fit)
+    image_max_edge: int = 1568  # screenshots are downscaled to this longest edge (context.images)
 
 
 @dataclass(slots=True)
@@ -283,6 +284,7 @@ class CompiledContext:
     elapsed_s: float
     masks: tuple[re.Pattern[str], ...] = ()
     fit: FitReport | None = None  # how it was fitted to the answering model's window (sends only)
+    image_tokens: int = 0  # the screenshots on the answering (or active) provider, by its estimate
 
     def refresher(self, cache: FileCache) -> ContextRefresher:
         """What the AI client checks after each tool round: these files, in the views sent."""
@@ -304,7 +306,8 @@ class CompiledContext:
         return {
             "files": [item.summary() for item in self.files.items],
             "screenshots": [item.summary() for item in self.screenshots],
-            "tokens": self.tokens,
+            "tokens": self.tokens + self.image_tokens,  # what the view shows: the images count too
+            "image_tokens": self.image_tokens,
             "files_tokens": self.files.tokens,
             "omitted": self.files.omitted,
             "problems": list(self.problems),

@@ -174,6 +174,14 @@ def _register_fields(ctrl: AppController) -> None:
         attr_setter(state, "context_full_threshold"),
     )
     reg(
+        "image_max_edge",
+        Field(
+            int, 1568, "Screenshots are downscaled to this longest edge (pixels)", minimum=64, maximum=8000
+        ),
+        attr_getter(state, "image_max_edge"),
+        attr_setter(state, "image_max_edge"),
+    )
+    reg(
         "mask_patterns",
         Field(list, [], "Regexes: matching lines of masked files are hidden", items=str),
         lambda: list(state.mask_patterns),

@@ -72,6 +72,8 @@ class DiscussionService:
         self._context = context
         self._compressing: dict[str, list[dict[str, Any]]] = {}  # name -> the entries being summarized
         self._stamping: set[str] = set()
+        # request id -> (discussion, index, content) of its user entry, until its screenshots are known
+        self._awaiting_images: dict[str, tuple[str, int, str]] = {}
 
     @property
     def state(self) -> AppState:
@@ -132,6 +134,29 @@ class DiscussionService:
         with self._context.edit(label, discussions=[name]):
             self._all.setdefault(name, {"history": []})
             return ops.add_entry(self._all, name, ops.make_entry(role, content, ts))
+
+    def expect_images(self, request_id: str, index: int, discussion: str | None = None) -> None:
+        """The user entry at ``index`` was sent by ``request_id``: note the screenshots that
+        request reads (:meth:`note_images`, when its context is compiled)."""
+        name = discussion or self.state.active_discussion
+        history = self._all.get(name, {}).get("history", [])
+        if 0 <= index < len(history):
+            self._awaiting_images[request_id] = (name, index, str(history[index].get("content", "")))
+            while len(self._awaiting_images) > 16:  # requests that never compiled a context
+                self._awaiting_images.pop(next(iter(self._awaiting_images)))
+
+    def note_images(self, request_id: str, names: list[str]) -> None:
+        """Record ``names`` (the screenshots read for the request) on its user entry as
+        ``images``; the discussion shows their thumbnails. An entry edited or moved since is
+        left alone."""
+        where = self._awaiting_images.pop(request_id, None)
+        if where is None or not names:
+            return
+        name, index, content = where
+        history = self._all.get(name, {}).get("history", [])
+        if index < len(history) and history[index].get("content") == content:
+            with self._context.edit("send: screenshots", discussions=[name]):
+                history[index] = {**history[index], "images": list(names)}
 
     def add(self, content: str, role: str | None = None, discussion: str | None = None) -> int:
         name = self._name(discussion)

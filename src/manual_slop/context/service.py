@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import logging
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -43,6 +44,7 @@ from manual_slop.context.discussions import format_history
 from manual_slop.context.errors import ContextError, ViewError
 from manual_slop.context.file_cache import FileCache
 from manual_slop.context.fit import fit_context, read_limit
+from manual_slop.context.images import ImageCache, Thumbnail, prepare_images
 from manual_slop.context.items import ViewSpec, parse_views
 from manual_slop.context.jobs import run_job
 from manual_slop.context.subagent import summarize_file
@@ -52,12 +54,15 @@ from manual_slop.heap import release_memory
 from manual_slop.schema import Problem
 
 if TYPE_CHECKING:
+    from manual_slop.ai.images import ImageSet
     from manual_slop.ai.windows import RequestBudget
     from manual_slop.config import AppPaths
     from manual_slop.state import AppState
     from manual_slop.tools.security import PathPolicy
 
 __all__ = ["FILE_SET_ATTRS", "ContextHost", "ContextService"]
+
+log = logging.getLogger(__name__)
 
 # the state attributes that make up "the context" for undo and presets
 FILE_SET_ATTRS = ("project_files", "files_exclude", "screenshots", "file_views")
@@ -86,6 +91,7 @@ class ContextService:
     def __init__(self, ctrl: ContextHost) -> None:
         self._ctrl = ctrl
         self.cache = FileCache()
+        self.image_cache = ImageCache()  # screenshots decoded once for the preview and the send
         self.recorder = EditRecorder(ctrl.state)
         self.discussions = DiscussionService(ctrl, self)
         self._generations = itertools.count(1)
@@ -171,6 +177,7 @@ class ContextService:
             subagent_summaries=s.subagent_summaries,
             policy=self._ctrl.path_policy(self._ctrl.base_dir()),
             read_limit=read_limit(s.context_token_budget),  # a file no view of which fits: not read
+            image_max_edge=s.image_max_edge,
         )
 
     def compile(
@@ -212,11 +219,48 @@ class ContextService:
             raise
         finally:
             release_memory()
+        provider = budget.provider if budget is not None else str((settings or {}).get("provider") or "")
+        task["thumbnails"] = self._count_images(request, compiled, provider)
         task.update(compiled.summary(), markdown=compiled.markdown)
         if compiled.fit is not None and (compiled.fit.gave_way or compiled.fit.dropped):
             task["fit_headline"] = compiled.fit.headline()
         self._ctrl.post_gui_task(task)
         return compiled
+
+    def images(self, request: ContextRequest) -> ImageSet:
+        """The screenshots of ``request`` read, checked and downscaled (blocking: off the main thread)."""
+        return prepare_images(request, self.image_cache)
+
+    def _count_images(
+        self, request: ContextRequest, compiled: CompiledContext, provider: str
+    ) -> list[Thumbnail]:
+        """Each screenshot's tokens on ``provider`` (its vendor's per-image estimate), in the total;
+        returns the screenshots' thumbnails for the GUI."""
+        if not request.screenshots:
+            return []
+        from manual_slop.ai.errors import ConfigurationError
+        from manual_slop.ai.images import admit
+        from manual_slop.ai.providers import provider_class
+
+        images = self.images(request)
+        thumbnails: list[Thumbnail] = []
+        for image in images.attached:
+            try:
+                thumbnails.append(self.image_cache.thumbnail(image))
+            except (OSError, ValueError) as exc:  # decoded once already: a view problem only
+                log.warning("no thumbnail for %s: %s", image.name, exc)
+        try:
+            support = provider_class(provider).image_support if provider else None
+        except ConfigurationError:
+            support = None
+        if support is None:
+            return thumbnails
+        sent = admit(images, support, provider).sent
+        tokens = {image.name: support.tokens(image.width, image.height) for image in sent}
+        for item in compiled.screenshots:
+            item.tokens = tokens.get(item.name, 0)
+        compiled.image_tokens = sum(tokens.values())
+        return thumbnails
 
     def _summarizer(self, settings: Mapping[str, Any] | None) -> Summarizer | None:
         backend = self._ctrl.backend
@@ -282,6 +326,9 @@ class ContextService:
         s.context_status = "done"
         s.context_files = [dict(f) for f in [*task.get("files", []), *task.get("screenshots", [])]]
         s.context_tokens = int(task.get("tokens", 0))
+        s.image_thumbnails = {t.name: t for t in task.get("thumbnails") or ()}
+        if task.get("purpose") == "send" and task.get("request_id"):
+            self.discussions.note_images(str(task["request_id"]), list(s.image_thumbnails))
         s.context_preview = str(task.get("markdown", ""))
         if task.get("purpose") == "send":  # a preview knows no model: the last send's fit stays
             s.context_fit = dict(task.get("fit") or {})

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from manual_slop.gui.text_view import LongText
+from manual_slop.gui.thumbnails import ThumbnailTextures
 
 __all__ = ["GuiState", "LogFilter", "Toast"]
 
@@ -81,6 +82,7 @@ class GuiState:
     dag_links: dict[int, tuple[str, str]] = field(default_factory=dict)  # link id -> (dep, ticket)
     dag_created: tuple[str, str] | None = None  # a link applied at release, until the editor confirms it
     agent_draft: Any = None  # manual_slop.gui.panels.agents.AgentDraft: the profile being edited
+    thumbnails: ThumbnailTextures = field(default_factory=ThumbnailTextures)  # screenshots' textures
     agent_delete: tuple[str, str] | None = None  # (key, scope) waiting for the user's confirmation
     agent_tools: list[str] | None = None  # the tool names a profile may list (read once)
     rule_draft: Any = None  # manual_slop.gui.panels.approval_rules.RuleDraft: the rule being edited

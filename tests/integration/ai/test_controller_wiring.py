@@ -246,3 +246,46 @@ def test_a_bad_server_url_changes_nothing(make_controller, bad: str) -> None:
     assert ctrl.state.current_provider == "local" and ctrl.fields.get("provider_base_url") == ""
     with pytest.raises(InvalidValue):
         ctrl.fields.set("provider_base_url", bad)  # the field refuses the same URLs
+
+
+def test_gen_send_attaches_the_screenshots_downscaled_and_counts_them(
+    make_controller, app_dir: Path, fake: OpenAIFake
+) -> None:
+    import base64
+    import io
+
+    from PIL import Image
+
+    Image.new("RGB", (2000, 1000), "blue").save(app_dir / "ui.png")
+    client = AIClient(retry=RetryPolicy(base_delay_s=0.01))
+    ctrl = make_controller(backend=client)
+    ctrl.fields.set("current_provider", "openai_compatible")
+    ctrl.fields.set("provider_base_url", f"{fake.base_url}/v1")
+    ctrl.fields.set("screenshots", ["ui.png"])
+    ctrl.fields.set("image_max_edge", 1000)
+    fake.push(Reply("A blue screen."))
+    send(ctrl, "what colour is the screenshot?")
+    pump_until(ctrl, lambda: ctrl.state.ai_status in ("done", "error"), timeout=20)
+    assert ctrl.state.ai_response == "A blue screen."
+    user = fake.model_calls()[0].body["messages"][-1]
+    url = next(p["image_url"]["url"] for p in user["content"] if p["type"] == "image_url")
+    assert url.startswith("data:image/png;base64,")
+    sent = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+    assert sent.size == (1000, 500)  # context.image_max_edge
+    pump_until(ctrl, lambda: bool(ctrl.state.context_files), timeout=10)
+    shot = next(f for f in ctrl.state.context_files if f["path"] == "ui.png")
+    assert shot["kind"] == "image" and shot["tokens"] == 85 + 170 * 2 * 1  # 1000x500: 2 x 1 tiles of 512
+    assert ctrl.state.context_tokens > shot["tokens"]
+    entries = ctrl.state.discussions[ctrl.state.active_discussion]["history"]
+    user = next(e for e in entries if e["content"] == "what colour is the screenshot?")
+    assert user["images"] == ["ui.png"]  # the discussion shows the thumbnails of what it sent
+    images = next(e for e in ctrl.state.comms_log if e["kind"] == "images")
+    assert images["payload"]["sent"] == [
+        f"ui.png (image/png, 1000x500, downscaled from 2000x1000, {sent_size(url):,} bytes)"
+    ]
+
+
+def sent_size(url: str) -> int:
+    import base64
+
+    return len(base64.b64decode(url.split(",", 1)[1]))

@@ -64,3 +64,16 @@ def test_the_context_window_table_is_the_codes_table() -> None:
         for row in rows
     ]
     assert documented == list(CONTEXT_WINDOWS)
+
+
+def test_the_images_table_matches_each_providers_image_support() -> None:
+    rows = table("| provider | takes images")
+    assert [r[0].strip("`") for r in rows] == list(PROVIDER_NAMES)
+    for row in rows:
+        support = provider_class(row[0].strip("`")).image_support
+        assert row[1] == ("yes" if support is not None else "no"), row
+        if support is not None:
+            formats = sorted(t.removeprefix("image/").upper() for t in support.media_types)
+            assert sorted(f.strip() for f in row[3].split(",")) == formats, row
+            assert f"{support.max_bytes // (1024 * 1024)} MB per image" in row[4], row
+            assert f"{support.max_images} images" in row[4], row

@@ -18,6 +18,7 @@ import copy
 from typing import Any
 
 from manual_slop.ai.errors import ErrorKind, ProviderError, WireError
+from manual_slop.ai.images import ANTHROPIC_IMAGES, ImageAttachment
 from manual_slop.ai.messages import Message, ModelReply, ModelRequest, Role, ToolChoice, Usage
 from manual_slop.ai.providers.base import Provider, status_kind, transport_errors
 from manual_slop.ai.providers.transport import cancellable_client
@@ -41,6 +42,7 @@ class AnthropicProvider(Provider):
     name = "anthropic"
     default_base_url = ""  # the SDK's own default
     prompt_budget = (180_000, 180_000)  # 200K window minus headroom
+    image_support = ANTHROPIC_IMAGES
 
     def __init__(self, config, hooks=None) -> None:
         super().__init__(config, hooks)
@@ -76,8 +78,11 @@ class AnthropicProvider(Provider):
         chunks = [request.context[i : i + CHUNK_CHARS] for i in range(0, len(request.context), CHUNK_CHARS)]
         context_blocks = [{"type": "text", "text": chunk} for chunk in chunks if chunk.strip()]
         messages: list[dict[str, Any]] = []
-        for message in request.messages:
+        turn = request.user_turn() if request.images else -1
+        for index, message in enumerate(request.messages):
             rendered = self._render(message)
+            if index == turn:  # images first: Anthropic reads them best before the question
+                rendered["content"][:0] = [_image_block(image) for image in request.images]
             if messages and messages[-1]["role"] == rendered["role"]:
                 messages[-1]["content"].extend(rendered["content"])  # the API wants alternation
             else:
@@ -201,6 +206,13 @@ class AnthropicProvider(Provider):
             return sorted(m.id for m in self._sdk().models.list(limit=100))
         except Exception as exc:
             raise self.classify(exc) from exc
+
+
+def _image_block(image: ImageAttachment) -> dict[str, Any]:
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": image.media_type, "data": image.base64()},
+    }
 
 
 def place_cache_breakpoints(

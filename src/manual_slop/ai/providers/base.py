@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from manual_slop.ai.errors import ErrorKind, ProviderError
+from manual_slop.ai.images import ImageSupport
 from manual_slop.ai.messages import ModelReply, ModelRequest
 from manual_slop.ai.transcript import estimate_tokens
 from manual_slop.ai.windows import table_window
@@ -87,6 +88,8 @@ class Provider(abc.ABC):
     # True: a message that names tools makes the first call of its exchange call them (a grammar
     # holds the model to it), and the calls after that answer in text (ai.grammar)
     forces_named_tools: ClassVar[bool] = False
+    # the images it takes (formats, sizes, token estimate); None: it takes none (ai.images)
+    image_support: ClassVar[ImageSupport | None] = None
     exact_count: bool = False  # True: count_tokens is the model's own tokenizer (set once it answered)
 
     def __init__(self, config: ProviderConfig, hooks: ProviderHooks | None = None) -> None:

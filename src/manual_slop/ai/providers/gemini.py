@@ -18,10 +18,11 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from manual_slop.ai.errors import ErrorKind, ProviderError, WireError
+from manual_slop.ai.images import GEMINI_IMAGES, ImageAttachment
 from manual_slop.ai.messages import Message, ModelReply, ModelRequest, Role, ToolChoice, Usage
 from manual_slop.ai.providers.base import Provider, status_kind, transport_errors
 from manual_slop.ai.providers.transport import cancellable_client
@@ -83,6 +84,7 @@ class GeminiProvider(Provider):
     name = "gemini"
     default_base_url = ""
     prompt_budget = (int(MAX_INPUT_TOKENS * 0.4), int(MAX_INPUT_TOKENS * 0.3))
+    image_support = GEMINI_IMAGES
 
     def __init__(self, config, hooks=None) -> None:
         super().__init__(config, hooks)
@@ -181,14 +183,22 @@ class GeminiProvider(Provider):
         return self.cache.info() if self.cache.name else {}
 
     # -- translation -------------------------------------------------------------------------
-    def _contents(self, messages: list[Message]) -> list[Any]:
+    def _contents(
+        self, messages: list[Message], images: Sequence[ImageAttachment] = (), turn: int = -1
+    ) -> list[Any]:
+        """``messages`` as SDK contents; ``images`` go (as inline data) with message ``turn``."""
         from google.genai import types
 
         contents: list[Any] = []
-        for message in messages:
+        for index, message in enumerate(messages):
             if message.role is Role.USER:
+                parts = (
+                    [types.Part.from_bytes(data=i.data, mime_type=i.media_type) for i in images]
+                    if index == turn
+                    else []
+                )
                 contents.append(
-                    types.Content(role="user", parts=[types.Part(text=message.text or "(empty)")])
+                    types.Content(role="user", parts=[*parts, types.Part(text=message.text or "(empty)")])
                 )
             elif message.role is Role.TOOL:
                 parts = []
@@ -266,12 +276,16 @@ class GeminiProvider(Provider):
             config, digest = self._config(request, client)
             prefix, last = request.messages[:-1], request.messages[-1]
             signature = (digest, tuple(m.key for m in prefix))
+            turn = request.user_turn()
             if self._chat is None or not self._chat_matches(signature, prefix):
                 self._chat = client.chats.create(
-                    model=self.config.model, config=config, history=self._contents(prefix)
+                    model=self.config.model,
+                    config=config,
+                    history=self._contents(prefix, request.images, turn),
                 )
             self._chat_signature = None  # unknown until this call succeeds
-            parts = self._contents([last])[0].parts
+            last_turn = 0 if turn == len(request.messages) - 1 else -1
+            parts = self._contents([last], request.images, last_turn)[0].parts
             if request.stream.active:
                 content, usage = self._stream(parts, request)
             else:

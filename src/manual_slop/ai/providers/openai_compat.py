@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from manual_slop.ai.errors import ErrorKind, ProviderError, WireError
+from manual_slop.ai.images import OPENAI_IMAGES
 from manual_slop.ai.messages import (
     Message,
     ModelReply,
@@ -49,6 +50,8 @@ class OpenAICompatibleProvider(Provider):
     default_base_url = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatible endpoint
     prompt_budget = (100_000, 100_000)
     asks_server_for_window: ClassVar[bool] = True  # False: a hosted catalogue (the app's table)
+    # sent as image_url parts; a text-only model on the server answers with an error (shown as such)
+    image_support = OPENAI_IMAGES
     # structured error codes (error.code / error.type) -> kind, checked before the HTTP status
     error_codes: ClassVar[dict[str, ErrorKind]] = {
         "insufficient_quota": ErrorKind.QUOTA,
@@ -85,8 +88,15 @@ class OpenAICompatibleProvider(Provider):
     def render_messages(self, request: ModelRequest) -> list[dict[str, Any]]:
         system = "\n\n".join(part for part in (request.system, request.context) if part.strip())
         out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-        for message in request.messages:
-            out.extend(self._render(message))
+        turn = request.user_turn() if request.images else -1
+        for index, message in enumerate(request.messages):
+            rendered = self._render(message)
+            if index == turn:  # the text, then the images as data: URLs (image_url parts)
+                rendered[0]["content"] = [
+                    {"type": "text", "text": message.text},
+                    *({"type": "image_url", "image_url": {"url": i.data_url()}} for i in request.images),
+                ]
+            out.extend(rendered)
         return out
 
     @staticmethod
@@ -293,6 +303,7 @@ class DeepSeekProvider(OpenAICompatibleProvider):
     default_base_url = "https://api.deepseek.com"
     prompt_budget = (110_000, 110_000)  # 128K context minus headroom
     asks_server_for_window = False
+    image_support = None  # deepseek-chat and deepseek-reasoner are text-only models
     error_codes: ClassVar[dict[str, ErrorKind]] = {
         **OpenAICompatibleProvider.error_codes,
         "invalid_request_error": ErrorKind.UNKNOWN,
@@ -307,6 +318,7 @@ class MiniMaxProvider(OpenAICompatibleProvider):
     default_base_url = "https://api.minimax.io/v1"
     prompt_budget = (180_000, 180_000)
     asks_server_for_window = False
+    image_support = None  # the chat models of its OpenAI-compatible API (MiniMax-M1/M2) read text only
     error_codes: ClassVar[dict[str, ErrorKind]] = {
         **OpenAICompatibleProvider.error_codes,
         "1001": ErrorKind.NETWORK,  # request timeout

@@ -1,5 +1,6 @@
 """Comms Log: every request, response, tool call and tool result, filterable by tier and kind.
-A request entry of an agent run opens in the Prompt Inspector (exactly what was sent)."""
+A request entry of an agent run opens in the Prompt Inspector (exactly what was sent); a
+selected ``images`` entry shows the thumbnails of the images it sent."""
 
 from __future__ import annotations
 
@@ -40,6 +41,9 @@ def render_comms_log(ui: Ui) -> None:
         if imgui.small_button("Inspect this request"):
             inspect_request(ui, index)
         imgui.same_line()
+    if index is not None and index < len(entries) and entries[index].get("kind") == "images":
+        paths = entries[index].get("payload", {}).get("paths") or []
+        ui.gui.thumbnails.draw(paths, ui.state.image_thumbnails)  # what this request sent
     render_log_view("comms", entries, flt, COMMS_COLUMNS, "kind")
 
 

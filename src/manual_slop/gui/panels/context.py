@@ -29,6 +29,10 @@ def render_context(ui: Ui) -> None:
     changed, value = imgui.input_int("Full up to (tokens)", threshold, 500, 5000)
     if changed:
         ui.act.set("context_full_threshold", max(1, value))
+    edge = int(ctrl.fields.get("image_max_edge"))
+    changed, value = imgui.input_int("Image edge (px)", edge, 64, 256)
+    if changed:
+        ui.act.set("image_max_edge", min(8000, max(64, value)))
     imgui.pop_item_width()
 
     if imgui.button("Compile preview"):

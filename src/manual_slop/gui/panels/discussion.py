@@ -172,6 +172,9 @@ def _entry(ui: Ui, index: int, entry: dict[str, Any], count: int) -> None:
         imgui.text_disabled(first[:120] + (" …" if len(content) > len(first) or len(first) > 120 else ""))
     elif content:
         imgui_md.render(content)
+    images = entry.get("images")
+    if images and not editing and not collapsed:  # the screenshots its send read
+        ui.gui.thumbnails.draw([str(n) for n in images], ui.state.image_thumbnails, height=48.0)
     imgui.separator()
 
 

@@ -1,7 +1,8 @@
 """Message: the box the user types into, and the buttons that send it or stop it.
 
 Gen + Send (Ctrl+Enter) is disabled while a request runs; Stop beside it is enabled
-only then, and cancels the running request (``btn_cancel_request``).
+only then, and cancels the running request (``btn_cancel_request``). The screenshots the
+send attaches show as thumbnails above the box (as the last compile found them).
 """
 
 from __future__ import annotations
@@ -16,6 +17,15 @@ if TYPE_CHECKING:
     from manual_slop.gui.ui import Ui
 
 __all__ = ["render_message"]
+
+
+def _takes_images(provider: str) -> bool:
+    from manual_slop.ai.providers import provider_class
+
+    try:
+        return provider_class(provider).image_support is not None
+    except Exception:  # an unknown provider: its own error shows where it is chosen
+        return False
 
 
 def render_message(ui: Ui) -> None:
@@ -53,6 +63,13 @@ def render_message(ui: Ui) -> None:
     )
     imgui.same_line()
     imgui.text_disabled("(Ctrl+Enter sends)")
+    if state.image_thumbnails:  # the screenshots the next send attaches (as last compiled)
+        imgui.text_disabled("screenshots:")
+        imgui.same_line()
+        ui.gui.thumbnails.draw(list(state.image_thumbnails), state.image_thumbnails, height=40.0)
+        if not _takes_images(state.current_provider):
+            imgui.same_line()
+            imgui.text_colored(COLORS["in_progress"], f"{state.current_provider} takes no images")
     changed, value = imgui.input_text_multiline(
         "##message", state.ai_input, ImVec2(-1, -1), imgui.InputTextFlags_.word_wrap
     )

@@ -281,6 +281,7 @@ class MMARuntime:
                         abort=self._abort_planning,
                     )
                     store.save(track)
+                    self.ctrl.session_log.mark("track_created")  # start-up pruning keeps this session
                 except Aborted:
                     return
                 except Exception as exc:

@@ -16,8 +16,8 @@ registry shows why a session is kept:
 - ``new project``: ``session.json`` ``markers.project_created`` (written by
   ``SessionLog.mark`` when the session created a project file);
 - ``track``: a comms entry tagged ``Tier 1`` or ``Tier 2`` (epic planning proposes tracks,
-  Tier 2 turns an accepted track into tickets), or a ``markers.track_created`` (read when
-  present; nothing writes it yet: the tier tags already tell).
+  Tier 2 turns an accepted track into tickets), or ``markers.track_created`` (written when
+  Tier 2's track is saved).
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ failed Tier 2: edited, rejected, accepted (a proposal leaves only once its track
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -82,6 +83,8 @@ def test_a_failed_tier2_keeps_its_proposal_and_a_retry_plans_it(make_controller)
     click(ctrl, "btn_mma_accept_tracks", [0])
     pump_until(ctrl, lambda: ctrl.state.mma_status == "idle" and not ctrl.state.proposed_tracks)
     assert sorted(t["title"] for t in ctrl.fields.get("mma_tracks")) == ["Track A", "Track B"]
+    meta = json.loads((ctrl.session_log.root / "session.json").read_text())
+    assert meta["markers"]["track_created"] == 2  # start-up pruning keeps this session
 
 
 def test_proposals_are_edited_and_rejected_and_bad_edits_are_refused(make_controller) -> None:

@@ -34,7 +34,7 @@ MCP_GIT_VERSION := 2026.10.19
 MCP_GIT_DIR := .tools/mcp-git
 MCP_GIT_STAMP := $(MCP_GIT_DIR)/.installed
 
-.PHONY: help run test reliability lint setup system-deps gemini-cli aider mcp-tools deps clean
+.PHONY: help run test reliability soak lint setup system-deps gemini-cli aider mcp-tools deps clean
 
 help:
 	@echo "make run    start Manual Slop (the desktop window, or headless without a display)"
@@ -126,10 +126,16 @@ test: deps lint
 # Not part of `make test`: the acceptance's 50 kill -9 rounds (~6 s a round on two cores; make
 # test runs 2), and the retrieval quality on the standard library (~2 minutes; make test checks
 # retrieval on its own small corpora in tests/integration/test_cli_memory.py).
-reliability: setup
+# tests/reliability/ runs its fast variants in `make test` and its long ones here (SLOP_RELIABILITY=long).
+reliability: deps
 	@SLOP_RELIABILITY_ROUNDS=$${SLOP_RELIABILITY_ROUNDS:-50} $(PY) -m pytest -s -p no:cacheprovider \
 		tests/integration/governance/test_durable_e2e.py -k random_kill_points
 	@$(PY) -m pytest -p no:cacheprovider $(LONG_TESTS)
+	@SLOP_RELIABILITY=long $(PY) -m pytest -p no:cacheprovider tests/reliability
+
+# The hour-long soak (R7): the headless app driven by the simulation harness; 5 minutes in `make reliability`.
+soak: deps
+	@SLOP_RELIABILITY=long SLOP_SOAK_S=$${SLOP_SOAK_S:-3600} $(PY) -m pytest -p no:cacheprovider -k soak tests/reliability
 
 clean:
 	rm -rf $(VENV) .pytest_cache tests/artifacts .tools

@@ -4,9 +4,11 @@
   free loopback ports, scripted by a list of turns (:mod:`tests.fakes.script`).
 - :class:`FakeGeminiCli`: an executable ``gemini`` that prints the CLI's stream-json.
 - :class:`FakeLlamaServer`: the ``xllamacpp.Server`` call surface, scripted.
+- :class:`FaultInjector`: a responder that answers a share of the calls with faults (seeded).
 """
 
 from tests.fakes.anthropic import AnthropicFake
+from tests.fakes.faults import FAULT_KINDS, FaultInjector
 from tests.fakes.gemini import GeminiFake
 from tests.fakes.gemini_cli import FakeGeminiCli, cli_turn
 from tests.fakes.http import FakeServer, Recorded
@@ -19,6 +21,7 @@ from tests.fakes.script import (
     Json,
     Raw,
     Reply,
+    Reset,
     Truncated,
     Turn,
     overloaded,
@@ -27,12 +30,14 @@ from tests.fakes.script import (
 )
 
 __all__ = [
+    "FAULT_KINDS",
     "AnthropicFake",
     "Call",
     "Fail",
     "FakeGeminiCli",
     "FakeLlamaServer",
     "FakeServer",
+    "FaultInjector",
     "GeminiFake",
     "Hang",
     "Json",
@@ -41,6 +46,7 @@ __all__ = [
     "Raw",
     "Recorded",
     "Reply",
+    "Reset",
     "Truncated",
     "Turn",
     "cli_turn",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -26,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.fakes.script import Fail, Hang, Json, Raw, Reply, Truncated, Turn
+from tests.fakes.script import Fail, Hang, Json, Raw, Reply, Reset, Truncated, Turn
 
 __all__ = ["Answer", "Cut", "FakeServer", "Recorded", "Response", "Stream"]
 
@@ -61,6 +62,7 @@ class Cut:
     """Send ``rendered`` but cut the connection halfway through its body."""
 
     rendered: Response | Stream
+    mid_event: bool = False  # a stream stops inside a frame (half its bytes sent)
 
 
 @dataclass(slots=True)
@@ -70,10 +72,11 @@ class Stream:
     events: list[str]
     chunk_delay: float = 0.0
     cut_after: int | None = None  # close the connection after this many frames (truncation)
+    cut_mid_frame: bool = False  # when cutting, send half of the next frame first
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Answer = Response | Stream | Cut | Hang
+Answer = Response | Stream | Cut | Hang | Reset
 
 
 class _Server(ThreadingHTTPServer):
@@ -139,11 +142,15 @@ class _Handler(BaseHTTPRequestHandler):
             owner.stopping.wait(answer.seconds)
             self.close_connection = True
             return
+        if isinstance(answer, Reset):
+            self.close_connection = True
+            _reset(self.connection)
+            return
         if isinstance(answer, Stream):
             self._send_stream(answer)
             return
         if isinstance(answer, Cut):
-            self._send_truncated(answer.rendered)
+            self._send_truncated(answer.rendered, mid_event=answer.mid_event)
             return
         assert isinstance(answer, Response)
         if isinstance(answer.body, bytes | str) and not isinstance(answer.body, dict):
@@ -169,6 +176,9 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         for index, frame in enumerate(stream.events):
             if stream.cut_after is not None and index >= stream.cut_after:
+                if stream.cut_mid_frame:  # half an event: the parser holds an unfinished frame
+                    half = frame.encode("utf-8")[: max(1, len(frame) // 2)]
+                    self.wfile.write(f"{len(half):x}\r\n".encode() + half + b"\r\n")
                 self.wfile.flush()
                 self.close_connection = True
                 _hard_close(self.connection)
@@ -180,9 +190,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
 
-    def _send_truncated(self, rendered: Response | Stream) -> None:
+    def _send_truncated(self, rendered: Response | Stream, *, mid_event: bool = False) -> None:
         if isinstance(rendered, Stream):
             rendered.cut_after = max(1, len(rendered.events) // 2)
+            rendered.cut_mid_frame = mid_event
             self._send_stream(rendered)
             return
         data = json.dumps(rendered.body).encode("utf-8")
@@ -199,6 +210,13 @@ class _Handler(BaseHTTPRequestHandler):
 def _hard_close(conn: socket.socket) -> None:
     with contextlib.suppress(OSError):
         conn.shutdown(socket.SHUT_RDWR)
+
+
+def _reset(conn: socket.socket) -> None:
+    """Close with SO_LINGER 0: the kernel sends RST instead of FIN (a connection reset)."""
+    with contextlib.suppress(OSError):
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        conn.close()
 
 
 class FakeServer:
@@ -311,7 +329,7 @@ class FakeServer:
             )
         if turn.delay and self.stopping.wait(turn.delay):
             return Hang(0)
-        if isinstance(turn, Hang):
+        if isinstance(turn, Hang | Reset):
             return turn
         if isinstance(turn, Fail):
             body = turn.body if turn.body is not None else self.error_body(turn.status, _reason(turn.status))
@@ -323,7 +341,7 @@ class FakeServer:
         if isinstance(turn, Json):
             return Response(turn.status, turn.obj)
         if isinstance(turn, Truncated):
-            return Cut(self.render_reply(request, turn.reply, stream))
+            return Cut(self.render_reply(request, turn.reply, stream), mid_event=turn.mid_event)
         assert isinstance(turn, Reply), f"unknown turn {turn!r}"
         return self.render_reply(request, turn, stream)
 

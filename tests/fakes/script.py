@@ -9,6 +9,8 @@ builds the script from these records::
     rate_limited(1), server_error(), overloaded()   the usual suspects
     Hang(5)                                         accept, say nothing for 5 s, close (client timeout)
     Truncated(Reply("..."))                         promise more bytes than are sent, then close
+    Truncated(Reply("..."), mid_event=True)         a stream cut in the middle of an SSE event
+    Reset()                                         read the request, then reset the connection (RST)
     Raw("<html>oops</html>")                        a non-JSON body
     Json({...}, status=200)                         any JSON body verbatim (e.g. MiniMax base_resp errors)
 
@@ -29,6 +31,7 @@ __all__ = [
     "Json",
     "Raw",
     "Reply",
+    "Reset",
     "Truncated",
     "Turn",
     "overloaded",
@@ -95,6 +98,12 @@ class Truncated(Turn):
     reply: Reply = field(
         default_factory=lambda: Reply("this answer will be cut short somewhere in the middle")
     )
+    mid_event: bool = False  # a streamed answer stops inside an SSE frame, not between two
+
+
+@dataclass(slots=True)
+class Reset(Turn):
+    """Read the request, answer nothing and reset the connection (the client sees ECONNRESET)."""
 
 
 @dataclass(slots=True)

@@ -4,6 +4,8 @@ Only a :class:`~manual_slop.ai.errors.ProviderError` whose ``retryable`` is set 
 (rate limits, network failures, 5xx, 529). A ``Retry-After`` the server sends is honoured
 when it is no longer than ``max_retry_after``; a longer one ends the attempts at once
 (the fallback chain, if any, takes over) instead of freezing the request for minutes.
+With ``deadline_s`` set, no retry is made whose wait would end past the deadline (counted from
+the first attempt): a call then ends within ``deadline_s`` plus one attempt's timeout.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class RetryPolicy:
     max_delay_s: float = 30.0
     max_retry_after_s: float = 60.0
     jitter: float = 0.25  # +/- this fraction of the computed delay
+    deadline_s: float | None = None  # no retry starts after this long from the first attempt
 
     def delay(self, retry: int, error: ProviderError, rng: random.Random) -> float | None:
         """Seconds to wait before retry number ``retry`` (1-based); None: do not retry."""
@@ -51,14 +54,17 @@ def call_with_retries(
     on_retry: Callable[[ProviderError, int, float], None] | None = None,
     wait: Callable[[float], bool] | None = None,
     rng: random.Random | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> T:
-    """``call()`` until it succeeds, fails for good, or the retries are used up.
+    """``call()`` until it succeeds, fails for good, the retries are used up or the next retry
+    would start past ``policy.deadline_s``.
 
     ``wait(seconds)`` sleeps and returns True when the wait was interrupted (then the
     last error is raised); ``on_retry(error, retry, delay)`` is told before each wait.
     """
     sleeper = wait or _sleep
     retry = 0
+    started = clock() if policy.deadline_s is not None else 0.0
     while True:
         try:
             return call()
@@ -68,6 +74,8 @@ def call_with_retries(
             delay = policy.delay(retry, error, rng)
             if delay is None:
                 raise
+            if policy.deadline_s is not None and clock() - started + delay >= policy.deadline_s:
+                raise  # the retry would begin too late: the caller's deadline wins over another try
             if on_retry is not None:
                 on_retry(error, retry, delay)
             if sleeper(delay):

@@ -83,6 +83,28 @@ def test_an_interrupted_wait_raises_at_once() -> None:
     assert len(calls) == 1
 
 
+def test_no_retry_starts_past_the_deadline() -> None:
+    """A timed-out call is not retried without end: with a deadline, the attempts stop before a
+    retry that would begin past it (a fake clock: each attempt takes 0.3 s, each wait 0.1 s)."""
+    now = [0.0]
+    calls: list[float] = []
+
+    def timing_out() -> str:
+        calls.append(now[0])
+        now[0] += 0.3
+        raise ProviderError("network", "x", message="read timed out")
+
+    def wait(seconds: float) -> bool:
+        now[0] += seconds
+        return False
+
+    policy = RetryPolicy(max_retries=50, base_delay_s=0.1, max_delay_s=0.1, jitter=0.0, deadline_s=1.0)
+    with pytest.raises(ProviderError, match="read timed out"):
+        call_with_retries(timing_out, policy, wait=wait, clock=lambda: now[0])
+    # attempts at 0.0, 0.4, 0.8; a fourth would start at 1.2 > 1.0
+    assert calls == pytest.approx([0.0, 0.4, 0.8]) and now[0] == pytest.approx(1.1)
+
+
 def test_success_after_a_failure() -> None:
     attempts = iter([ProviderError("rate_limit", "x", retry_after=0), "ok"])
 

@@ -36,6 +36,7 @@ TICKETS = scale(40, 200)
 ABORTED_TICKETS = TICKETS // 4
 FAILURE_RATE = 0.2
 ABORT_LIMIT_S = 2.0
+MAX_TICKET_ABORTS = TICKETS // 10  # chaos, not a massacre: most tickets still run their course
 TRACK_DEADLINE_S = scale(30, 120)  # the chaos track must end by then (else: a deadlock or a hang)
 TERMINAL = {TicketStatus.COMPLETED, TicketStatus.BLOCKED, TicketStatus.KILLED}
 GARBAGE = ("\x00\ufffd{{not an answer", "}}}]]>", "", "lorem ipsum " * 40, "<html>502</html>")
@@ -44,22 +45,21 @@ Runner = Callable[[list[Ticket], FakeTierClient, LockOrder], ConductorEngine]
 
 
 def random_tickets(rng: random.Random, count: int, prefix: str) -> list[Ticket]:
-    """``count`` tickets, each naming a file to change, with up to two earlier dependencies."""
+    """``count`` tickets with up to two earlier dependencies; the even ones name a file to change
+    (a scratch tree, a patch and a merge), the odd ones want an answer only (cheap)."""
     tickets = []
     for i in range(count):
         deps = sorted({f"{prefix}{rng.randrange(i)}" for _ in range(rng.randint(0, 2))}) if i else []
         deps = deps if rng.random() < 0.5 else []  # half the tickets are roots: a wide DAG
-        tickets.append(
-            Ticket(
-                f"{prefix}{i}", f"write {prefix}{i}.txt", depends_on=deps, target_files=[f"{prefix}{i}.txt"]
-            )
-        )
+        files = [f"{prefix}{i}.txt"] if i % 2 == 0 else []
+        tickets.append(Ticket(f"{prefix}{i}", f"ticket {prefix}{i}", depends_on=deps, target_files=files))
     return tickets
 
 
 def chaotic_worker(seed: int, pause_s: tuple[float, float]) -> tuple[Callable[[Call], str], Counter[str]]:
     """A scripted Tier 3: 20 % of attempts raise or answer garbage (no change made), the rest
-    write the ticket's file in their scratch tree (a patch to merge) after a short think."""
+    answer after a short think, writing the ticket's file in their scratch tree (a patch to
+    merge) when it names one."""
     rng, lock, drawn = random.Random(seed), threading.Lock(), Counter[str]()
 
     def respond(call: Call) -> str:
@@ -78,8 +78,9 @@ def chaotic_worker(seed: int, pause_s: tuple[float, float]) -> tuple[Callable[[C
                 drawn["garbage"] += 1
             return junk
         with lock:
-            drawn["wrote"] += 1
-        call.write(f"{ticket}.txt", f"done {ticket}\n")
+            drawn["answered"] += 1
+        if int(ticket.lstrip("ta") or 0) % 2 == 0:  # a ticket that names a file: change it
+            call.write(f"{ticket}.txt", f"done {ticket}\n")
         return f"done {ticket}"
 
     return respond, drawn
@@ -164,7 +165,7 @@ def test_mma_chaos_every_ticket_ends_no_deadlock_aborts_within_two_seconds(run_t
             pauses += 1
             time.sleep(rng.uniform(0.005, 0.03))
             conductor.resume()
-        elif roll < 0.19:  # a few ticket aborts: each also blocks the ticket's dependents
+        elif roll < 0.19 and len(ticket_aborts) < MAX_TICKET_ABORTS:  # each blocks its dependents too
             open_tickets = [
                 t.id
                 for t in conductor.track.tickets
@@ -181,7 +182,7 @@ def test_mma_chaos_every_ticket_ends_no_deadlock_aborts_within_two_seconds(run_t
     # 2. a track aborted whole while its workers are in flight
     respond_slow, _ = chaotic_worker(seed=2, pause_s=(0.05, 0.2))
     aborted = run_track(
-        random_tickets(rng, ABORTED_TICKETS, "a"), FakeTierClient(respond=respond_slow), order
+        random_tickets(random.Random(7), ABORTED_TICKETS, "a"), FakeTierClient(respond=respond_slow), order
     )
     wait_until(lambda: len(aborted.pool.active()) >= 2, 10.0, "two workers of the second track in flight")
     track_abort = timed_abort(aborted)
@@ -200,7 +201,7 @@ def test_mma_chaos_every_ticket_ends_no_deadlock_aborts_within_two_seconds(run_t
     assert not stuck, f"tickets not in a terminal state: {stuck}"
     assert conductor.status in (ConductorStatus.DONE, ConductorStatus.BLOCKED), conductor.status
     assert drawn["raised"] and drawn["garbage"], f"the failures were not injected: {dict(drawn)}"
-    assert statuses[TicketStatus.COMPLETED] >= TICKETS // 3, statuses
+    assert statuses[TicketStatus.COMPLETED] >= TICKETS // 2, statuses
     unexplained = [
         t.id for t in conductor.track.tickets if t.status is TicketStatus.BLOCKED and not t.blocked_reason
     ]

@@ -103,7 +103,11 @@ def run_track(make_controller) -> Iterator[Runner]:
             host=ctrl,
             caller=caller,
             config=ConductorConfig(
-                base_dir=ctrl.base_dir(), retry_backoff_s=0.01, max_replans=0, tier4_patches=False
+                base_dir=ctrl.base_dir(),
+                max_workers=8,
+                retry_backoff_s=0.01,
+                max_replans=0,
+                tier4_patches=False,
             ),
             store=TrackStore(ctrl.base_dir()),
         )

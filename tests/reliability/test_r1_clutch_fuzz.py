@@ -197,7 +197,8 @@ class Observed:
 def decide(dialog: PendingDialog, seed: int) -> tuple[bool, dict[str, Any] | None]:
     """approve (40 %), reject (40 %) or edit and approve (20 %); drawn from the seed and the
     dialog's payload, so a replay decides alike whatever order the dialogs arrive in."""
-    digest = hashlib.sha256(json.dumps(dialog.payload, sort_keys=True, default=str).encode()).hexdigest()
+    asked = {k: v for k, v in dialog.payload.items() if k in ("tool", "args", "script")}  # no tmp paths
+    digest = hashlib.sha256(json.dumps(asked, sort_keys=True, default=str).encode()).hexdigest()
     rng = random.Random(f"{seed}:{digest}")
     roll = rng.random()
     if roll < 0.4:

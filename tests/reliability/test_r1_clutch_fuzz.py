@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from manual_slop.ai.errors import ErrorKind, ProviderError
 from manual_slop.ai.messages import ModelReply, ModelRequest, Role, StreamSink, ToolChoice
 from manual_slop.ai.providers.base import Provider, ProviderConfig
@@ -43,7 +45,7 @@ from manual_slop.events import EventEmitter
 from manual_slop.tools import ToolCall, build_execution_context, default_registry
 from manual_slop.tools.registry import ToolRegistry
 from manual_slop.tools.tool import Tool, ToolRun
-from tests.reliability.conftest import scale
+from tests.reliability.conftest import LONG, scale
 
 SEED = int(os.environ.get("SLOP_R1_SEED", "20261127"))
 CALLS = scale(100, 1000)
@@ -150,7 +152,8 @@ def make_call(i: int, rng: random.Random, work: Path) -> ToolCall:
 
 # -- the provider, the observed handlers, the human --------------------------------------------
 class ScriptedProvider(Provider):
-    """Answers each request with the next round of calls while tools are allowed, then text."""
+    """Answers with the next round of calls while tools are allowed and the send has rounds
+    left, then with text; remembers every call it offered."""
 
     name = "scripted"
     needs_api_key = False
@@ -158,10 +161,15 @@ class ScriptedProvider(Provider):
     def __init__(self, rounds: Iterable[list[ToolCall]]) -> None:
         super().__init__(ProviderConfig("scripted", "fuzz"))
         self.rounds = deque(rounds)
+        self.offered: list[ToolCall] = []
+        self.left_in_send = 0
 
     def generate(self, request: ModelRequest) -> ModelReply:
-        if request.tool_choice is ToolChoice.AUTO and self.rounds:
-            return ModelReply("", tuple(self.rounds.popleft()))
+        if request.tool_choice is ToolChoice.AUTO and self.rounds and self.left_in_send > 0:
+            self.left_in_send -= 1
+            batch = self.rounds.popleft()
+            self.offered += batch
+            return ModelReply("", tuple(batch))
         return ModelReply("done")
 
     def classify(self, exc: BaseException) -> ProviderError:
@@ -253,9 +261,12 @@ def fuzz(ctrl: Any, work: Path, registry: ToolRegistry, count: int, seed: int) -
     conversations: list[Conversation] = []
     failure: list[BaseException] = []
 
+    provider = ScriptedProvider(rounds)
+
     def sends() -> None:
         try:
-            for start in range(0, len(rounds), ROUNDS_PER_SEND):
+            while provider.rounds:  # a send the loop cut short (its 500 KB budget) leaves rounds over
+                provider.left_in_send = ROUNDS_PER_SEND
                 conversation = Conversation()
                 conversations.append(conversation)
                 setup = LoopSetup(
@@ -264,7 +275,6 @@ def fuzz(ctrl: Any, work: Path, registry: ToolRegistry, count: int, seed: int) -
                     retry=RetryPolicy(max_retries=0), log=observed.log, events=EventEmitter(),
                     wait=lambda seconds: False,
                 )  # fmt: skip
-                provider = ScriptedProvider(rounds[start : start + ROUNDS_PER_SEND])
                 ToolLoop(provider, conversation, setup).run()
         except BaseException as exc:  # reported by the main thread
             failure.append(exc)
@@ -272,7 +282,7 @@ def fuzz(ctrl: Any, work: Path, registry: ToolRegistry, count: int, seed: int) -
     loop = threading.Thread(target=sends, name="r1-tool-loop", daemon=True)
     loop.start()
     decided: Counter[str] = Counter()
-    deadline = time.monotonic() + (60 if count <= 200 else 600)
+    deadline = time.monotonic() + (100 if count <= 200 else 850)
     while loop.is_alive():
         assert time.monotonic() < deadline, f"the tool loop did not finish; {sum(decided.values())} decided"
         pending = ctrl.clutch.pending()
@@ -288,7 +298,8 @@ def fuzz(ctrl: Any, work: Path, registry: ToolRegistry, count: int, seed: int) -
     assert not failure, f"the tool loop raised {failure[0]!r}"
     left = len(ctrl.clutch.pending())
     audit = [e for e in ctrl.session_log.read("audit") if e.get("event") == "decision"]
-    return Outcome(calls, observed, before, snapshot(work), audit, decided, conversations, left)
+    assert len(provider.offered) == count, f"only {len(provider.offered)} of {count} calls were offered"
+    return Outcome(provider.offered, observed, before, snapshot(work), audit, decided, conversations, left)
 
 
 def violations(out: Outcome) -> list[str]:
@@ -357,6 +368,7 @@ def make_project(make_controller: Callable[..., Any], app_dir: Path) -> tuple[An
     return ctrl, work
 
 
+@pytest.mark.timeout(900 if LONG else 120)  # 1,000 calls take minutes on a loaded machine
 def test_r1_no_mutating_call_runs_undecided_and_every_call_is_answered(
     make_controller: Callable[..., Any], app_dir: Path, summary: Callable[[str], None]
 ) -> None:

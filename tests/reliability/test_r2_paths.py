@@ -411,9 +411,6 @@ def index_violations(policy: PathPolicy, bat: Battery, cache_dir: Path) -> list[
     the long variant indexes for real and looks for the secrets' text in the index."""
     files = [c.path for c in bat.of("secret", "legit") if "\x00" not in c.path]
     problems = [
-        f"the index would read {p!r}" for p in files if p in bat.of("secret") and not policy.refusal(p)
-    ]
-    problems += [
         f"the index would read secret {c.path!r} [{c.shape}]"
         for c in bat.of("secret")
         if not policy.refusal(c.path)
@@ -430,12 +427,15 @@ def index_violations(policy: PathPolicy, bat: Battery, cache_dir: Path) -> list[
     with ProjectIndex(cache_dir, refuse=policy.refusal) as index:
         report = index.index(files, base_dir=bat.base)
         stored = [p.text for p in index.query(f"{SECRET} credentials key", top_k=50)]
-        indexed = set(index.status().get("indexed", [])) if isinstance(index.status(), dict) else set()
     problems += [f"the index holds a secret's text: {t[:80]!r}" for t in stored if SECRET in t]
-    secret_names = {Path(c.path).name for c in bat.of("secret")}
-    problems += [f"the index holds {name}" for name in indexed & secret_names]
-    if not report.skipped:
-        problems.append("the index skipped nothing")
+    base = Path(os.path.normpath(bat.base))
+    for case in bat.of("secret", "legit"):
+        absolute = Path(os.path.normpath(base / case.path))  # the index's own key: relative when inside
+        key = absolute.relative_to(base).as_posix() if absolute.is_relative_to(base) else absolute.as_posix()
+        if case.kind == "secret" and key not in report.skipped:
+            problems.append(f"the index did not skip {case.path!r} [{case.shape}]")
+        elif case.kind == "legit" and case.shape != KERNEL_DOTDOT and key in report.skipped:
+            problems.append(f"the index skipped {case.path!r} [{case.shape}]: {report.skipped[key]}")
     return problems
 
 

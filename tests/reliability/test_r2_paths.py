@@ -20,8 +20,8 @@ The surfaces and what each must do:
   file outside the project is the user's choice); no secret content in any output, every
   legitimate file shown.
 
-The fast variant samples: read_file and one other tool in rotation per path, every other path
-through MCP, and the index checked by the decision it applies (``policy.refusal``); the long
+The fast variant samples: read_file on every path and one more tool in turn on every other,
+every third path through MCP, and the index checked by the decision it applies (``policy.refusal``); the long
 variant runs every tool on every path and indexes for real (chromadb and the embedder).
 """
 
@@ -260,7 +260,8 @@ def tool_violations(
     problems: list[str] = []
     counts: Counter[str] = Counter()
     for n, case in enumerate(cases):
-        chosen = tools if every_tool else [read_file, tools[n % len(tools)]]  # fast: every tool, in turn
+        # fast: read_file on every path, and every other path one more tool in turn
+        chosen = tools if every_tool else [read_file, *([tools[n // 2 % len(tools)]] if n % 2 else [])]
         for tool in {t.name: t for t in chosen}.values():
             result = registry.execute(
                 ToolCall(f"r2-{n}-{tool.name}", tool.name, call_args(tool, case.path)), ctx
@@ -362,7 +363,7 @@ def mcp_violations(ctrl: Any, bat: Battery) -> tuple[list[str], Counter[str]]:
     """``slop://context/<path>`` for every case in the context, read through McpHost in-process
     (its reads of the project go to the main thread, which this thread keeps serving)."""
     cases = [c for c in bat.of("secret", "legit", "malformed") if "\x00" not in c.path]
-    cases = cases if LONG else cases[::2]  # fast: every other path of each kind and shape
+    cases = cases if LONG else cases[::3]  # fast: every third path
     ctrl.state.project_files = [c.path for c in cases]
     host = McpHost(ctrl)
     texts: dict[str, str] = {}

@@ -36,7 +36,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -340,13 +340,13 @@ def read_files(request: ContextRequest) -> ReadFiles:
             r.path,
             r.name,
             views.get(r.name),
-            refused=_refusal(request.policy, r.path),
+            refuse=_refuser(request.policy),
             max_bytes=request.read_limit,
         )
         for r in resolve_files(base, request.paths, request.exclude)
     ]
     screenshots = [
-        FileItem.load(r.path, r.name, ViewSpec(), refused=_refusal(request.policy, r.path))
+        FileItem.load(r.path, r.name, ViewSpec(), refuse=_refuser(request.policy))
         for r in resolve_files(base, request.screenshots)
     ]
     for item in [*items, *screenshots]:
@@ -393,8 +393,9 @@ def compile_context(
     return CompiledContext(markdown, files, list(screenshots), list(read.problems), elapsed, read.masks)
 
 
-def _refusal(policy: PathPolicy | None, path: Path) -> str:
-    return (policy.refusal(path) or "") if policy is not None else ""
+def _refuser(policy: PathPolicy | None) -> Callable[[Path], str | None] | None:
+    """What a file item asks before each read (a refresh too): the policy's refusal."""
+    return policy.refusal if policy is not None else None
 
 
 def _screenshot_line(shot: FileItem) -> str:
@@ -440,7 +441,7 @@ def build_tier3_context(
                 resolved.path,
                 resolved.name,
                 ViewSpec(mode, (), own.annotation),
-                refused=_refusal(policy, resolved.path),
+                refuse=_refuser(policy),
             )
         )
     return build_markdown(items, Strategy.FULL, mask_patterns=mask_patterns, cache=cache)

@@ -144,9 +144,10 @@ def _expand(base_dir: Path, pattern: str, exclude: Sequence[str]) -> Iterable[Re
     if first_magic is None:  # a plain path: one file, or everything below a directory
         target = Path(*posix.parts) if absolute else base_dir / Path(*parts)
         target = Path(os.path.normpath(target))
-        if target.is_dir():
+        kind = _kind(target)
+        if kind == "dir":
             yield from _walk(base_dir, target, "**", exclude, relative_to=target)
-        elif target.exists() and target.is_file():
+        elif kind == "file":
             yield ResolvedPath(display_name(target, base_dir), target)
         else:
             yield ResolvedPath(display_name(target, base_dir), target, missing=True)
@@ -154,8 +155,19 @@ def _expand(base_dir: Path, pattern: str, exclude: Sequence[str]) -> Iterable[Re
     root = Path("/", *parts[:first_magic]) if absolute else base_dir.joinpath(*parts[:first_magic])
     root = Path(os.path.normpath(root))
     rest = "/".join(parts[first_magic:])
-    if root.is_dir():
+    if _kind(root) == "dir":
         yield from _walk(base_dir, root, rest, exclude, relative_to=root)
+
+
+def _kind(path: Path) -> str:
+    """``dir``, ``file`` or ``missing``; a path the OS will not even look up (too long, no
+    permission) is missing, so one bad pattern never breaks the whole file set."""
+    try:
+        if path.is_dir():
+            return "dir"
+        return "file" if path.is_file() else "missing"
+    except OSError:
+        return "missing"
 
 
 def _walk(
@@ -186,5 +198,5 @@ def _walk(
             name = display_name(full, base_dir)
             if is_excluded(name, exclude):
                 continue
-            if full.is_file():
+            if _kind(full) == "file":
                 yield ResolvedPath(name, full)

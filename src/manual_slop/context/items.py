@@ -15,7 +15,7 @@ from __future__ import annotations
 import io
 import os
 import tokenize
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -210,6 +210,9 @@ class FileItem:
     refused: str = ""  # why the path policy refuses the file ('' when it does not): never read
     max_bytes: int = MAX_FILE_BYTES  # a bigger file is listed, never read
     too_large: bool = False  # the file was over ``max_bytes`` when last looked at
+    # the path policy, asked again before every (re-)read: a file swapped for a link to a secret
+    # after it was first read is refused then, not shown in a refresh
+    refuse: Callable[[Path], str | None] | None = field(default=None, repr=False, compare=False)
     _stamp: tuple[int, int] = field(default=(0, 0), repr=False)
 
     @classmethod
@@ -221,11 +224,14 @@ class FileItem:
         *,
         refused: str = "",
         max_bytes: int = MAX_FILE_BYTES,
+        refuse: Callable[[Path], str | None] | None = None,
     ) -> FileItem:
-        """Read ``path`` now (not at all when ``refused`` says why it may not be read, nor when it
-        is over ``max_bytes``); problems are recorded on the item, never raised."""
+        """Read ``path`` now (not at all when ``refused`` -- or ``refuse``, asked before every
+        read -- says why it may not be read, nor when it is over ``max_bytes``); problems are
+        recorded on the item, never raised."""
         view = view or ViewSpec()
         item = cls(path, name, view.mode, view.slices, view.annotation, refused=refused, max_bytes=max_bytes)
+        item.refuse = refuse
         item.read()
         return item
 
@@ -250,6 +256,8 @@ class FileItem:
     def read(self) -> None:
         """(Re)load the file from disk and classify it (a refused file is never opened)."""
         self.content, self.error, self.too_large = None, "", False
+        if self.refuse is not None and not self.refused:
+            self.refused = self.refuse(self.path) or ""
         if self.refused:
             self.kind, self.error = FileKind.REFUSED, self.refused
             return

@@ -206,7 +206,8 @@ class McpHost:
             raise MCPError(RESOURCE_NOT_FOUND, f"{name!r} is not a context file (see resources/list)")
         single = _only(request, name)
         read = read_files(single)
-        matches = [item for item in read.items if item.name == name or str(item.path) == name]
+        # every file read came from this one entry, whatever its form ('./a.py', 'sub/../a.py', a folder)
+        matches = list(read.items)
         if not matches:
             problems = "; ".join(read.problems) or "no file matched"
             raise MCPError(RESOURCE_NOT_FOUND, f"{name!r} cannot be read: {problems}")

@@ -85,3 +85,10 @@ def test_glob_translation() -> None:
     assert is_excluded("a/build", ["build"], is_dir=True)
     assert is_excluded("docs/old", ["docs/old/**"], is_dir=True)
     assert not is_excluded("docs/older/x.md", ["docs/old"])
+
+
+def test_a_pattern_the_os_cannot_look_up_is_missing_not_an_error(project: Path) -> None:
+    """A name over the file system's limit (ENAMETOOLONG) is listed as missing; the rest resolve."""
+    found = resolve_files(project, ["x" * 300, "y/" * 2100 + "z.txt", "notes.txt"])
+    assert {r.name: r.missing for r in found}["notes.txt"] is False
+    assert sum(r.missing for r in found) == 2 and len(found) == 3

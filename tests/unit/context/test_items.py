@@ -9,6 +9,7 @@ import pytest
 
 from manual_slop.context.errors import ViewError
 from manual_slop.context.items import FileItem, FileKind, LineSlice, ViewMode, ViewSpec, estimate_tokens
+from manual_slop.tools.security import PathPolicy
 from tests.unit.context.fixture_project import build_project
 
 
@@ -42,6 +43,19 @@ def test_refresh_rereads_only_changed_files_and_keeps_the_old_text(project: Path
     assert item.content == "changed\n" and item.old_content == old
     path.unlink()
     assert item.refresh() is True and item.kind is FileKind.MISSING and item.content is None
+
+
+def test_a_file_swapped_for_a_link_to_a_secret_is_refused_at_refresh(project: Path) -> None:
+    """The policy is asked again before a re-read: the swap after the first read shows nothing."""
+    policy = PathPolicy.for_project(project)
+    (project / "credentials.toml").write_text("api_key = 'sk-never-shown'\n")
+    path = project / "notes.txt"
+    item = FileItem.load(path, "notes.txt", refuse=policy.refusal)
+    assert item.kind is FileKind.TEXT and not item.refused
+    path.unlink()
+    path.symlink_to(project / "credentials.toml")
+    assert item.refresh() is True
+    assert item.kind is FileKind.REFUSED and item.content is None and "credentials" in item.refused
 
 
 def test_latin1_python_with_a_coding_cookie_is_decoded(tmp_path: Path) -> None:

@@ -176,7 +176,7 @@ def plan_cycles() -> dict[str, int]:
 def test_kill9_at_random_points_never_tears_a_file(
     zygote: Zygote, tmp_path: Path, summary: Callable[[str], None]
 ) -> None:
-    seed = int(os.environ.get("SLOP_R4_SEED", random.randrange(1 << 30)))
+    seed = int(os.environ.get("SLOP_RELIABILITY_SEED", random.randrange(1 << 30)))
     rng = random.Random(seed)
     torn: list[str] = []
     counts: Counter[str] = Counter()

@@ -169,11 +169,9 @@ class Writer:
         report = self.load()
         if report:
             raise Torn(self.root, f"the app's loader reported: {report}")
-        for path in self.root.rglob("*"):
+        for path in self.root.rglob("*"):  # (a killed atomic write's .tmp file is allowed: swept at load)
             if ".corrupt-" in path.name or ".invalid-" in path.name:
                 raise Torn(path, "the app moved a file aside")
-            if path.name.startswith(".") and path.name.endswith(".tmp"):
-                continue  # a killed atomic write's temp file: swept at the next load
         self._seen.update(r for r in self.whole if (self.root / r).exists())
 
     def seen(self) -> set[str]:

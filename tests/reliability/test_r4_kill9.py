@@ -214,6 +214,25 @@ def test_every_write_site_in_src_is_covered() -> None:
     assert not unknown, f"KNOWN_SITES names writers that do not exist: {unknown}"
 
 
+def test_the_scan_finds_each_kind_of_write(tmp_path: Path) -> None:
+    (tmp_path / "mod.py").write_text(
+        "import io, os, shutil, sqlite3\n"
+        "def reads(p):\n    open(p).read(); p.open('rb'); os.open(p, os.O_RDONLY); io.open(p, 'r')\n"
+        "class Store:\n"
+        "    def save(self, p):\n"
+        "        atomic_write_text(p, 'x'); p.write_text('x'); p.write_bytes(b'x'); open(p, 'w')\n"
+        "        p.open(mode='a'); io.open(p, 'wb'); os.open(p, os.O_WRONLY | os.O_CREAT)\n"
+        "        sqlite3.connect(p); shutil.copy2(p, p); logging.FileHandler(p); open(p, 'w')\n"
+    )
+    assert scan_write_sites(tmp_path) == {
+        ("mod.py", "Store.save", kind): 2 if kind == "open(w)" else 1
+        for kind in (
+            "atomic_write_text", "write_text", "write_bytes", "open(w)", "open(a)", "open(wb)", "os.open",
+            "sqlite3.connect", "shutil.copy2", "FileHandler",
+        )
+    }  # fmt: skip
+
+
 def _corrupt_cases() -> list[tuple[str, str]]:
     return [(kind, target) for kind, cls in sorted(WRITERS.items()) for target in cls.corrupt_targets]
 

@@ -18,6 +18,7 @@ from pathlib import Path
 __all__ = ["KNOWN_SITES", "scan_write_sites"]
 
 _WRITE_FLAGS = frozenset({"O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC"})
+_MODULES_WITH_OPEN = frozenset({"os", "io", "codecs", "gzip", "bz2", "lzma", "tarfile", "zipfile"})
 _NAMED = frozenset({"atomic_write_text", "atomic_write_bytes", "write_text", "write_bytes", "touch"})
 
 # every call _write_call recognises contains one of these
@@ -51,8 +52,10 @@ def _write_call(call: ast.Call) -> str | None:
         )
         return "os.open" if flags & _WRITE_FLAGS else None
     if name in ("open", "fdopen"):
-        # builtin open(path, mode) / os.fdopen(fd, mode): the mode is 2nd; path.open(mode): 1st
-        mode = _mode(call, 0 if isinstance(func, ast.Attribute) and owner != "os" else 1)
+        # open(path, mode), os.fdopen(fd, mode), io/gzip/tarfile.open(path, mode): the mode is
+        # 2nd; path.open(mode): 1st
+        method = isinstance(func, ast.Attribute) and owner not in _MODULES_WITH_OPEN
+        mode = _mode(call, 0 if method else 1)
         return f"{name}({mode})" if isinstance(mode, str) and set(mode) & set("wax+") else None
     if name == "connect" and owner == "sqlite3":
         return "sqlite3.connect"

@@ -176,7 +176,8 @@ def plan_cycles() -> dict[str, int]:
     return {kind: share + (index < extra) for index, kind in enumerate(kinds)}
 
 
-@pytest.mark.timeout(3600 if LONG else 120)  # long: 5,000 cycles, ~0.1 s each on two loaded cores
+@pytest.mark.heavy(6)  # seconds here, alone on two cores (a zygote's start, then ~60 forks)
+@pytest.mark.timeout(3600 if LONG else 120)  # long: 5,000 cycles, ~0.2 s each on two loaded cores
 def test_kill9_at_random_points_never_tears_a_file(
     zygote: Zygote, tmp_path: Path, summary: Callable[[str], None]
 ) -> None:

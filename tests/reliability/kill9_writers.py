@@ -137,6 +137,8 @@ class Writer:
         self.root = root
         self.cycle = cycle
         self._seen: set[str] = set()  # whole files seen complete: they may never vanish again
+        # append-only files already checked: each run appends to its own, so these are final
+        self.checked: set[Path] = set()
 
     def setup(self) -> None:
         """Start as the app does after a crash: load what is there."""
@@ -163,9 +165,8 @@ class Writer:
             if got != reference[relative]:
                 why = _diff(got, reference[relative])
                 raise Torn(path, f"half a file: its shape differs from a complete save ({why})")
-        for pattern in self.append_only:
-            for path in self.root.glob(pattern):
-                check_jsonl(path)
+        for path in self.appended():
+            check_jsonl(path)
         report = self.load()
         if report:
             raise Torn(self.root, f"the app's loader reported: {report}")
@@ -173,6 +174,12 @@ class Writer:
             if ".corrupt-" in path.name or ".invalid-" in path.name:
                 raise Torn(path, "the app moved a file aside")
         self._seen.update(r for r in self.whole if (self.root / r).exists())
+        self.checked.update(self.appended())
+
+    def appended(self) -> list[Path]:
+        """The append-only files not checked yet (the long run makes 500 sessions)."""
+        found = {path for pattern in self.append_only for path in self.root.glob(pattern)}
+        return sorted(found - self.checked)
 
     def seen(self) -> set[str]:
         return self._seen
@@ -339,7 +346,7 @@ class JournalWriter(Writer):
 
     def load(self) -> str:
         problems = []
-        for path in sorted(self.root.glob(self.append_only[0])):
+        for path in self.appended():
             read = read_journal(path)
             problems += [w for w in read.warnings if "incomplete last line" not in w]
             if read.moved_to is not None:
@@ -402,7 +409,9 @@ class SessionLogWriter(Writer):
         self.session.mark("kill9")
 
     def load(self) -> str:
-        for meta in self.root.glob("logs/sessions/*/session.json"):
+        for meta in sorted({p.parent / "session.json" for p in self.appended() if p.suffix == ".log"}):
+            if not meta.exists():
+                continue  # killed between claiming the folder and its first session.json
             record = parse(meta)
             if not isinstance(record, dict) or "session_id" not in record or "markers" not in record:
                 raise Torn(meta, "session.json lacks its keys")

@@ -12,8 +12,8 @@ Every file is written atomically, ``state.toml`` last, through the app's redacto
 given (a worker's answer may quote a key): a reader that finds a complete ``state.toml`` has a
 complete track. Loading a track puts tickets that
 were ``in_progress`` back to ``todo`` (their worker died with the app). A folder
-whose files do not parse is reported (and its ``state.toml`` moved aside as
-``state.toml.corrupt-<ts>``), never overwritten silently.
+whose files do not parse is reported (and its ``metadata.json`` or ``state.toml`` moved aside as
+``<name>.corrupt-<ts>``), never overwritten silently.
 """
 
 from __future__ import annotations
@@ -111,7 +111,13 @@ class TrackStore:
             metadata = json.loads(meta_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise PersistenceError(f"no track {track_id!r} (missing {meta_path})") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            # moved aside like state.toml: a track saved later under this id must not overwrite it
+            moved = move_aside(meta_path, "corrupt")
+            raise PersistenceError(
+                f"{meta_path} cannot be parsed ({exc}); moved aside to {moved.name}"
+            ) from exc
+        except OSError as exc:
             raise PersistenceError(f"{meta_path} cannot be read: {exc}") from exc
         try:
             state = tomllib.loads(state_path.read_text(encoding="utf-8")) if state_path.exists() else {}

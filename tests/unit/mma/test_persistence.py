@@ -61,6 +61,19 @@ def test_a_corrupt_state_file_is_moved_aside_and_reported(tmp_path: Path) -> Non
     assert not state.exists() and list(store.folder(track.id).glob("state.toml.corrupt-*"))
 
 
+def test_a_corrupt_metadata_file_is_moved_aside_and_survives_the_next_save(tmp_path: Path) -> None:
+    store = TrackStore(tmp_path)
+    track = sample()
+    store.save(track)
+    meta = store.folder(track.id) / "metadata.json"
+    meta.write_text('{"id": ')
+    tracks, problems = store.load_all()
+    assert tracks == [] and "cannot be parsed" in problems[0] and "metadata.json.corrupt-" in problems[0]
+    store.save(track)  # a track saved again under the same id
+    (aside,) = store.folder(track.id).glob("metadata.json.corrupt-*")
+    assert aside.read_text() == '{"id": '
+
+
 def test_bad_records_name_the_folder(tmp_path: Path) -> None:
     store = TrackStore(tmp_path)
     folder = store.folder("x")

@@ -4,7 +4,8 @@ simulation harness in a loop for ``SLOP_SOAK_S`` seconds; its memory and threads
 The scenarios run attached to the one app (``Target.attach``), one after another, in a fixed
 rotation, as long as time is left; after each one the app's RSS and thread count are sampled
 (psutil, from outside — never from inside the app). Warm-up is the first 20 % of the time and at
-least one full rotation (the first pass imports the SDKs and fills the caches). The verdict:
+least one full rotation, nine in the long variant (the first pass imports the SDKs, later ones
+fill the bounded caches). The verdict:
 
 - every scenario passed (a failed one is reported with its timeline);
 - RSS at the end < 110 % of RSS at the end of warm-up;
@@ -46,8 +47,15 @@ THREAD_TOLERANCE = 2
 # Scenarios that can run again and again against one app. Not here: sim_mma and sim_plan (no
 # action deletes a track, so each run leaves one behind — growth by design, and a second run
 # finds the first one's "Login form"), sim_ai_settings (its sends and restart need a launched
-# app). sim_faults waits out the client's backoff (3-10 s), so only the long variant runs it.
-ROTATION: tuple[str, ...] = ("tools", "execution", "discussion", "context") + (("faults",) if LONG else ())
+# app). Only the long variant runs sim_faults (it waits out the client's backoff, 3-10 s) and
+# sim_context: each run is a new project folder whose parsed Python files go into the AST cache's
+# 32 trees (FileCache, ~4.3 MB a run), so RSS rises for about 17 runs before the LRU holds it
+# flat (measured: 62 -> 132 MB, then +0.4 MB over the next 15 runs) — longer than the fast
+# variant lasts. The long variant's warm-up covers those runs.
+ROTATION: tuple[str, ...] = ("tools", "execution", "discussion") + (("context", "faults") if LONG else ())
+WARMUP_ROTATIONS = 18 if LONG else 1  # at least this many full rotations before the baseline
+AFTER_WARMUP_ROTATIONS = 3  # and at least this many after it, however slow the machine
+WARMUP_SAMPLES = WARMUP_ROTATIONS * len(ROTATION)
 LOG_ERROR = re.compile(r" (ERROR|CRITICAL) |Traceback \(most recent call last\)")
 TOKEN = "r7-soak-token"
 MB = 1024 * 1024
@@ -64,20 +72,21 @@ class Sample:
     scenario: str
 
 
-def warmup_index(samples: Sequence[Sample], warmup_s: float) -> int:
-    """The sample that ends warm-up: the first at or after ``warmup_s`` that also closes the
-    first full rotation (so every scenario has run once); -1 when there is none."""
+def warmup_index(samples: Sequence[Sample], warmup_s: float, min_samples: int = WARMUP_SAMPLES) -> int:
+    """The sample that ends warm-up: the first at or after ``warmup_s`` that is also at least the
+    ``min_samples``-th (every scenario has run, the bounded caches are full); -1 when none is."""
     for i, sample in enumerate(samples):
-        rotation_done = i + 1 >= len(ROTATION)
-        if sample.t >= warmup_s and rotation_done:
+        if sample.t >= warmup_s and i + 1 >= min_samples:
             return i
     return -1
 
 
-def soak_problems(samples: Sequence[Sample], warmup_s: float, log_text: str) -> list[str]:
+def soak_problems(
+    samples: Sequence[Sample], warmup_s: float, log_text: str, min_samples: int = WARMUP_SAMPLES
+) -> list[str]:
     """What broke the soak's promises (empty: they held)."""
     problems: list[str] = []
-    base_i = warmup_index(samples, warmup_s)
+    base_i = warmup_index(samples, warmup_s, min_samples)
     if base_i < 0 or base_i == len(samples) - 1:
         problems.append(f"no sample after warm-up ({len(samples)} samples, warm-up {warmup_s:.1f} s)")
     else:
@@ -104,7 +113,7 @@ def describe(samples: Sequence[Sample], warmup_s: float, shown: int = 10) -> str
     """The figures: RSS and threads at warm-up's end and at the end, and ``shown`` samples."""
     if not samples:
         return "no samples"
-    base = samples[max(warmup_index(samples, warmup_s), 0)]
+    base = samples[max(warmup_index(samples, warmup_s), 0)]  # the first sample when warm-up never ended
     end = samples[-1]
     step = max(1, len(samples) // shown)
     picked = [*samples[::step][: shown - 1], end]
@@ -119,12 +128,13 @@ def describe(samples: Sequence[Sample], warmup_s: float, shown: int = 10) -> str
 
 def drive(url: str, pid: int, seconds: float, workroot: Path, on_fail: Callable[[str], None]) -> list[Sample]:
     """Run the rotation against the app at ``url`` until ``seconds`` have passed (the running
-    scenario is finished); a sample after each scenario."""
+    rotation is finished) and warm-up plus ``AFTER_WARMUP_ROTATIONS`` rotations are done; a
+    sample after each scenario."""
     process = psutil.Process(pid)
     samples: list[Sample] = []
     start = time.monotonic()
     loop = 0
-    while time.monotonic() - start < seconds:
+    while time.monotonic() - start < seconds or loop < WARMUP_ROTATIONS + AFTER_WARMUP_ROTATIONS:
         loop += 1
         for name in ROTATION:
             result = SCENARIOS[name](Target.attach(url, TOKEN), workroot=workroot).execute()
@@ -172,14 +182,17 @@ def _series(rss_mb: Sequence[float], threads: Sequence[int]) -> list[Sample]:
 
 def test_soak_checker_passes_a_flat_app() -> None:
     samples = _series([80, 240, 241, 243, 242, 244, 245, 244, 246, 245], [4, 8, 8, 8, 9, 8, 8, 8, 8, 8])
-    assert soak_problems(samples, warmup_s=2, log_text="x INFO started\ny WARNING slow\n") == []
+    assert soak_problems(samples, 2, "x INFO started\ny WARNING slow\n", min_samples=3) == []
 
 
 def test_soak_checker_catches_a_leak_threads_and_log_errors() -> None:
     leak = _series([80 + 30 * i for i in range(10)], [8] * 10)
     threads = _series([240] * 10, [8, 8, 8, 8, 9, 10, 11, 12, 13, 14])
     log = "2026 MainThread manual_slop.x ERROR boom\n"
-    assert "RSS grew" in soak_problems(leak, 2, "")[0]
-    assert "thread count not flat: 8 after warm-up, then 11" in soak_problems(threads, 2, "")[0]
-    assert "app.log has 1 error line(s)" in soak_problems(_series([240] * 10, [8] * 10), 2, log)[0]
-    assert "no sample after warm-up" in soak_problems(leak[:3], 2, "")[0]  # too short to judge
+    flat = _series([240] * 10, [8] * 10)
+    assert "RSS grew" in soak_problems(leak, 2, "", min_samples=3)[0]
+    rising = soak_problems(threads, 2, "", min_samples=3)
+    assert "thread count not flat: 8 after warm-up, then 11" in rising[0]
+    assert "app.log has 1 error line(s)" in soak_problems(flat, 2, log, min_samples=3)[0]
+    assert "no sample after warm-up" in soak_problems(leak[:3], 2, "", min_samples=3)[0]  # too short to judge
+    assert "no sample after warm-up" in soak_problems(flat, 2, "", min_samples=15)[0]  # caches not yet full

@@ -28,7 +28,7 @@ class ExecutionSimulation(BaseSimulation):
         with self.step("write the project: data.txt"):
             self.data = self.write_file("data.txt", DATA)
             self.set_field("project_files", ["data.txt"])
-            self.tool_cursor = self.client.tool_calls()["next"]
+            self.tool_cursor = self._log_end(self.client.tool_calls)
             # an attached app's session may hold earlier runs' scripts: count only this run's
             self.scripts_before = set(self._script_files())
 

@@ -47,12 +47,13 @@ THREAD_TOLERANCE = 2
 # Scenarios that can run again and again against one app. Not here: sim_mma and sim_plan (no
 # action deletes a track, so each run leaves one behind — growth by design, and a second run
 # finds the first one's "Login form"), sim_ai_settings (its sends and restart need a launched
-# app). Only the long variant runs sim_faults (it waits out the client's backoff, 3-10 s) and
+# app), sim_faults (a second run against one app saw a retry of its previous step in the Comms
+# Log: its per-step log reading is not yet fit for repeats). Only the long variant runs
 # sim_context: each run is a new project folder whose parsed Python files go into the AST cache's
 # 32 trees (FileCache, ~4.3 MB a run), so RSS rises for about 17 runs before the LRU holds it
 # flat (measured: 62 -> 132 MB, then +0.4 MB over the next 15 runs) — longer than the fast
 # variant lasts. The long variant's warm-up covers those runs.
-ROTATION: tuple[str, ...] = ("tools", "execution", "discussion") + (("context", "faults") if LONG else ())
+ROTATION: tuple[str, ...] = ("tools", "execution", "discussion") + (("context",) if LONG else ())
 WARMUP_ROTATIONS = 18 if LONG else 1  # at least this many full rotations before the baseline
 AFTER_WARMUP_ROTATIONS = 3  # and at least this many after it, however slow the machine
 WARMUP_SAMPLES = WARMUP_ROTATIONS * len(ROTATION)
@@ -120,7 +121,7 @@ def describe(samples: Sequence[Sample], warmup_s: float, shown: int = 10) -> str
     threads = [s.threads for s in samples]
     return (
         f"RSS {base.rss / MB:.1f} -> {end.rss / MB:.1f} MB ({(end.rss - base.rss) / base.rss:+.1%}) "
-        f"after warm-up {warmup_s:.0f} s, threads {base.threads} -> {end.threads} "
+        f"after warm-up (ended at {base.t:.0f} s), threads {base.threads} -> {end.threads} "
         f"(min {min(threads)}, max {max(threads)}); samples (t s: MB/threads): "
         + ", ".join(f"{s.t:.0f}: {s.rss / MB:.0f}/{s.threads}" for s in dict.fromkeys(picked))
     )
@@ -146,6 +147,8 @@ def drive(url: str, pid: int, seconds: float, workroot: Path, on_fail: Callable[
     return samples
 
 
+# the soak's own length, plus the warm-up rotations a loaded machine may add, start and stop
+@pytest.mark.timeout(2 * SOAK_S + 300)
 def test_r7_soak_memory_and_threads_stay_flat(tmp_path: Path, summary: Callable[[str], None]) -> None:
     app = LaunchedApp(tmp_path / "app", AppSpec(token=TOKEN), LaunchMode.HEADLESS)
     with no_new_children():

@@ -39,7 +39,10 @@ MCP_GIT_STAMP := $(MCP_GIT_DIR)/.installed
 help:
 	@echo "make run    start Manual Slop (the desktop window, or headless without a display)"
 	@echo "make test   install what the tests need and run lint + the whole test suite"
-	@echo "make reliability  the long suites: 50 rounds of kill -9 at random points, retrieval quality (~7 min)"
+	@echo "make reliability  the long suites: 50 rounds of kill -9 at random points, retrieval quality,"
+	@echo "                  tests/reliability with SLOP_RELIABILITY=long (R7 soak: 5 minutes)"
+	@echo "make soak   the R7 soak for an hour: the headless app driven by the simulation harness;"
+	@echo "            RSS, threads and app.log checked (SLOP_SOAK_S=600 make soak: another length)"
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required, found " + sys.version.split()[0])'

@@ -544,6 +544,17 @@ class BaseSimulation:
                 pending = [d["kind"] for d in client.pending()]
                 self.check(False, label, f"none within {timeout:g} s; pending: {pending}")
 
+    def _log_end(self, read: Callable[[int, int], dict[str, Any]]) -> int:
+        """The cursor after the last entry of a log page endpoint (``client.comms``,
+        ``client.tool_calls``): one page holds at most 1,000 entries, and an attached app's log
+        may hold many more, so page to the end (a page's ``next`` is only that page's end)."""
+        since = 0
+        while True:
+            page = read(since, 1000)
+            if not page["entries"]:
+                return since
+            since = page["next"]
+
     def session_dir(self) -> Path:
         return Path(self.client.get_value("session_dir"))
 

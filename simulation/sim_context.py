@@ -41,6 +41,7 @@ GUIDE = "# Guide\n\nIntro text.\n\n## Install\n\nRun make.\n\n## Use\n\nRun the 
 TODO = "1. buy milk\n2. fix the parser\n3. ship 1.0\n4. rest\n"
 SETTINGS = 'name = "demo"\napi_key = "sk-do-not-show-123"\nretries = 3\n'
 PRESET = "review"
+VIEWED_NONE = "src/util/helpers.py"  # the file the run shows in view mode "none"
 
 
 def big_module(functions: int = 400) -> str:
@@ -68,6 +69,9 @@ class ContextSimulation(BaseSimulation):
             self.write_file("settings.toml", SETTINGS)
             self.write_file("big/generated.py", big_module())
             self.set_field("context_strategy", "full")
+            # views are kept by relative path: an attached app remembers an earlier run's choices
+            for path in ("src/app.py", "docs/guide.md", "notes/todo.txt", "settings.toml", VIEWED_NONE):
+                self.user.click("btn_set_view_mode", {"path": path, "mode": "full"})
 
     # -- helpers ---------------------------------------------------------------------------
     def refresh(self) -> tuple[str, list[dict[str, Any]], int]:

@@ -9,6 +9,8 @@ script is saved under the session's ``scripts/`` before it ran.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from simulation.sim_base import BaseSimulation
 
 __all__ = ["ExecutionSimulation"]
@@ -26,11 +28,18 @@ class ExecutionSimulation(BaseSimulation):
         with self.step("write the project: data.txt"):
             self.data = self.write_file("data.txt", DATA)
             self.set_field("project_files", ["data.txt"])
-            self.tool_cursor = self.client.tool_calls()["next"]
+            self.tool_cursor = self._log_end(self.client.tool_calls)
+            # an attached app's session may hold earlier runs' scripts: count only this run's
+            self.scripts_before = set(self._script_files())
+
+    def _script_files(self) -> list[Path]:
+        folder = self.session_dir() / "scripts"
+        return list(folder.iterdir()) if folder.is_dir() else []
 
     def scripts(self) -> list[str]:
-        folder = self.session_dir() / "scripts"
-        return sorted(p.read_text(encoding="utf-8") for p in folder.iterdir())
+        """The scripts saved under the session's ``scripts/`` since this scenario began."""
+        fresh = (p for p in self._script_files() if p not in self.scripts_before)
+        return sorted(p.read_text(encoding="utf-8") for p in fresh)
 
     def run(self) -> None:
         self.fake.push_group("rejected")

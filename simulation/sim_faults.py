@@ -59,7 +59,7 @@ class FaultsSimulation(BaseSimulation):
             self.fake.push_group(case.group)
             with self.step(case.label):
                 calls_before = self.fake.call_count()
-                comms_cursor = self.client.comms()["next"]
+                comms_cursor = self._log_end(self.client.comms)
                 response = self.send(f"Question {number}: what does the README say?")
                 self.expect_equal(response["status"], case.outcome, f"the request ended {case.outcome}")
                 self.check(

@@ -41,8 +41,8 @@ class ToolsSimulation(BaseSimulation):
             self.secret.parent.mkdir()
             self.secret.write_text(SECRET + "\n", encoding="utf-8")
             self.set_field("project_files", ["src/*.py", "docs/*.md"])
-            self.tool_cursor = self.client.tool_calls()["next"]
-            self.comms_cursor = self.client.comms()["next"]
+            self.tool_cursor = self._log_end(self.client.tool_calls)
+            self.comms_cursor = self._log_end(self.client.comms)
 
     def run(self) -> None:
         self.fake.push_group("explore")

@@ -3,7 +3,7 @@
 The real start-up path runs in a fresh interpreter (``cli.main`` with ``--headless
 --hook-port 0``: controller, every feature's bindings, the Hook API listening) and, where the
 ticker would start, records which heavy modules are loaded, then stops. Each of these costs
-the start 20-400 ms (scripts/bench_startup.py measures the whole).
+the start 5-400 ms (scripts/bench_startup.py measures the whole).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from manual_slop.tools.builtin import builtin_tools
 SRC = Path(__file__).resolve().parents[2] / "src"
 HEAVY = (
     "numpy", "jsonschema", "yaml", "imgui_bundle", "anthropic", "google.genai", "openai", "mcp",
-    "xllamacpp", "PIL", "requests", "httpx", "pydantic",
+    "xllamacpp", "PIL", "requests", "httpx", "pydantic", "html.parser", "urllib.request",
 )  # fmt: skip
 
 PROBE = """

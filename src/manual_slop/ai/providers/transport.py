@@ -26,7 +26,6 @@ import contextlib
 import functools
 import importlib
 import socket
-import urllib.request
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
@@ -138,6 +137,8 @@ def _backend_class(core_name: str) -> type:
 
 def _proxy_for(base_url: str) -> str | None:
     """The environment's proxy for ``base_url`` (None when there is none or NO_PROXY says so)."""
+    import urllib.request  # here: ssl, email and more that a start-up does not need
+
     parts = urlsplit(base_url)
     host = parts.hostname or ""
     if not host or urllib.request.proxy_bypass(host):

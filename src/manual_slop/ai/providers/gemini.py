@@ -291,7 +291,13 @@ class GeminiProvider(Provider):
                 )
             self._chat_signature = None  # unknown until this call succeeds
             last_turn = 0 if turn == len(request.messages) - 1 else -1
-            parts = self._contents([last], request.images, last_turn)[0].parts
+            parts: Any
+            if last.role is Role.USER and not (request.images and last_turn == 0):
+                # plain text, as the SDK takes it: it builds the one Content itself (building ours
+                # first and handing over its parts cost two more validated SDK objects per send)
+                parts = last.text or "(empty)"
+            else:
+                parts = self._contents([last], request.images, last_turn)[0].parts
             if request.stream.active:
                 content, usage = self._stream(parts, request)
             else:
@@ -318,7 +324,7 @@ class GeminiProvider(Provider):
             and prefix[-1].native is self._last_reply
         )
 
-    def _stream(self, parts: list[Any], request: ModelRequest) -> tuple[Any, Any]:
+    def _stream(self, parts: str | list[Any], request: ModelRequest) -> tuple[Any, Any]:
         from google.genai import types
 
         collected: list[Any] = []

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import logging
 import os
 import threading
@@ -472,9 +471,13 @@ class AIClient:
         user_message, discussion_history = redact(user_message), redact(discussion_history)
         prompt = system_prompt if system_prompt is not None else settings.system_prompt
 
-        @functools.cache
-        def retrieved() -> str:  # the index's passages: asked once per send, on first use
-            return retrieve(user_message, rag_engine, self._append_comms) if rag_engine is not None else ""
+        passages: list[str] = []  # the index's passages: asked once per send, on first use
+
+        def retrieved() -> str:
+            if not passages:
+                found = "" if rag_engine is None else retrieve(user_message, rag_engine, self._append_comms)
+                passages.append(found)
+            return passages[0]
 
         def with_context(markdown: str) -> tuple[str, str]:  # (context, system text) as sent
             markdown = redact(append_retrieved(markdown, retrieved()))

@@ -70,13 +70,17 @@ class CommsLog:
         self._entries: deque[dict[str, Any]] = deque(maxlen=capacity)
         self._lock = threading.Lock()
         self.callback: Callable[[dict[str, Any]], Any] | None = None
+        self._ts: tuple[int, str] = (-1, "")  # (second, its "%H:%M:%S"): replaced whole, never torn
 
     def append(
         self, direction: str, kind: str, provider: str, model: str, payload: dict[str, Any]
     ) -> dict[str, Any]:
         now = time.time()
+        second = int(now)
+        if second != self._ts[0]:  # formatted once a second, not per entry (two per send)
+            self._ts = (second, time.strftime("%H:%M:%S", time.localtime(second)))
         entry = {
-            "ts": time.strftime("%H:%M:%S", time.localtime(now)),
+            "ts": self._ts[1],
             "local_ts": now,
             "direction": direction,
             "kind": kind,

@@ -15,15 +15,15 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
 
 from manual_slop.hooks.errors import BadRequest, MethodNotAllowed, NotFound
 from manual_slop.hooks.guard import MAX_JSON_DEPTH, json_depth_exceeds
 from manual_slop.hooks.schemas import GUI_ACTION_SCHEMAS, REQUEST_SCHEMAS, json_type
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 __all__ = ["Call", "QueryParam", "Reply", "Route", "Router", "TextParam"]
 
@@ -170,10 +170,9 @@ class Router:
             if key in seen:
                 raise ValueError(f"route {route.method} {route.path} declared twice")
             seen.add(key)
-        self._validators = {name: Draft202012Validator(schema) for name, schema in REQUEST_SCHEMAS.items()}
-        self._gui_validators = {
-            name: Draft202012Validator(schema) for name, schema in GUI_ACTION_SCHEMAS.items()
-        }
+        # Compiled on first use: jsonschema costs start-up ~40 ms, and /status needs none of it.
+        # Two threads may compile the same schema at once; either result is the same validator.
+        self._validators: dict[str, Draft202012Validator] = {}
 
     def match(self, method: str, path: str) -> tuple[Route, dict[str, str]]:
         """The route for ``method path``; NotFound or MethodNotAllowed (with the allowed methods)."""
@@ -237,6 +236,8 @@ class Router:
             )
         if route.request is None:
             return None
+        from jsonschema.exceptions import best_match
+
         validator = self._validator_for(route.request, body)
         error = best_match(validator.iter_errors(body))
         if error is not None:
@@ -246,12 +247,20 @@ class Router:
 
     def _validator_for(self, schema: str, body: dict[str, Any]) -> Draft202012Validator:
         if schema != GUI_ACTION:
-            return self._validators[schema]
+            return self._compiled(schema, REQUEST_SCHEMAS[schema])
         action = body.get("action")
-        if not isinstance(action, str) or action not in self._gui_validators:
+        if not isinstance(action, str) or action not in GUI_ACTION_SCHEMAS:
             problem = "is missing" if action is None else f"{repr(action)[:60]} is not a GUI action"
-            raise BadRequest(f"body.action {problem}; expected one of {', '.join(self._gui_validators)}")
-        return self._gui_validators[action]
+            raise BadRequest(f"body.action {problem}; expected one of {', '.join(GUI_ACTION_SCHEMAS)}")
+        return self._compiled(f"{GUI_ACTION}:{action}", GUI_ACTION_SCHEMAS[action])
+
+    def _compiled(self, key: str, schema: dict[str, Any]) -> Draft202012Validator:
+        validator = self._validators.get(key)
+        if validator is None:
+            from jsonschema import Draft202012Validator
+
+            validator = self._validators.setdefault(key, Draft202012Validator(schema))
+        return validator
 
 
 def _schema_message(error: Any) -> str:

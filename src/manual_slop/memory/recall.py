@@ -15,8 +15,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from manual_slop.memory.store import EventStore
 
 __all__ = ["MAX_LIMIT", "RECALLED_KINDS", "ROLE_OF", "Recall", "RecallHit", "Scorer"]
@@ -82,6 +80,8 @@ class Scorer:
         only texts without a cached vector of ``kind`` are embedded."""
         if not items or not self.ready():
             return None
+        import numpy as np  # here, not at module level: numpy costs a headless start ~60 ms
+
         embed = self.embed
         assert embed is not None
         cached = self._store.vectors(kind, [ref for ref, _ in items], self.model)
@@ -98,6 +98,8 @@ class Scorer:
         last = self._last_query
         if last is not None and last[0] == query:
             return last[1]
+        import numpy as np
+
         vector = np.asarray(embed([query]), dtype=np.float32)[0]
         self._last_query = (query, vector)  # one assignment: readers see the old pair or the new
         return vector

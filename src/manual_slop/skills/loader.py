@@ -22,8 +22,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 __all__ = [
     "MAX_DESCRIPTION_CHARS",
     "MAX_EXTRA_FILES",
@@ -210,6 +208,8 @@ def _read_skill_file(path: Path) -> str:
 
 def parse_skill(text: str, folder_name: str) -> Skill:
     """A skill from the text of its ``SKILL.md`` (``folder_name``: the name it must carry)."""
+    import yaml  # here: only a project with skills pays for it, not every start
+
     front, body = _split_front_matter(text)
     try:
         data = yaml.safe_load(front)

@@ -18,7 +18,7 @@ from manual_slop.tools.shell import SHELL_TIMEOUT_S, shell_tools
 from manual_slop.tools.skeleton import skeleton_tools
 from manual_slop.tools.skills import skill_tools
 from manual_slop.tools.summary import summary_tools
-from manual_slop.tools.tool import Tool
+from manual_slop.tools.tool import Tool, deferred_schema_checks
 from manual_slop.tools.ui_performance import ui_performance_tools
 from manual_slop.tools.web import WebSettings, web_tools
 
@@ -32,7 +32,13 @@ def builtin_tools(
     with_powershell: bool | None = None,
 ) -> list[Tool]:
     """Every built-in tool. ``with_powershell`` forces ``run_powershell`` on or off (default:
-    registered when PowerShell is installed)."""
+    registered when PowerShell is installed). Their schemas are checked on first use
+    (tests/unit/tools check them all), which keeps jsonschema out of the start-up."""
+    with deferred_schema_checks():
+        return _all_builtin(shell_timeout_s, web, with_powershell)
+
+
+def _all_builtin(shell_timeout_s: float, web: WebSettings | None, with_powershell: bool | None) -> list[Tool]:
     return [
         *file_tools(),
         *edit_tools(),

@@ -39,8 +39,6 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from manual_slop.threads import DaemonThreadExecutor
 from manual_slop.tools.breaker import CircuitBreaker
 from manual_slop.tools.builtin import builtin_tools
@@ -83,7 +81,9 @@ def _args_text(args: dict[str, Any], limit: int = 2000) -> str:
 def _validation_message(tool: Tool, args: Any) -> str | None:
     if not isinstance(args, dict):
         return f"Parameter validation error: arguments must be an object, got {type(args).__name__}"
-    error = jsonschema.exceptions.best_match(tool.validator.iter_errors(args))
+    from jsonschema.exceptions import best_match  # here: start-up stays without jsonschema
+
+    error = best_match(tool.validator.iter_errors(args))
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path)

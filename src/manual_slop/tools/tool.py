@@ -12,21 +12,24 @@ registry assembles them (``default_registry``), so they sit below it.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from manual_slop.tools.errors import ToolDefinitionError
 from manual_slop.tools.security import PathPolicy
+
+if TYPE_CHECKING:
+    import jsonschema
 
 __all__ = [
     "DECLARATION_FORMATS",
@@ -45,6 +48,7 @@ __all__ = [
     "ToolResult",
     "ToolRun",
     "ToolStatus",
+    "deferred_schema_checks",
     "unknown_format",
 ]
 
@@ -52,6 +56,10 @@ DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_OUTPUT_BYTES = 100_000
 DECLARATION_FORMATS: tuple[str, ...] = ("anthropic", "gemini", "openai")
 _NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+# True while the built-in tools are declared: their schemas are ours, fixed in the source and
+# checked by a unit test, so the meta-schema check (and jsonschema's ~40 ms import) waits for
+# the first call. Every other tool (MCP, tests) is checked when it is declared.
+_DEFER_SCHEMA_CHECK: ContextVar[bool] = ContextVar("defer_schema_check", default=False)
 # JSON-Schema keywords Gemini's FunctionDeclaration accepts (an OpenAPI subset).
 _GEMINI_KEYS = frozenset(
     {
@@ -254,19 +262,28 @@ class Tool:
         schema = self.parameters
         if not isinstance(schema, dict) or schema.get("type") != "object":
             raise ToolDefinitionError(f"tool {self.name}: parameters must be a JSON Schema of type object")
-        try:
-            jsonschema.Draft202012Validator.check_schema(schema)
-        except jsonschema.SchemaError as exc:
-            raise ToolDefinitionError(f"tool {self.name}: invalid parameter schema: {exc.message}") from exc
         properties = schema.get("properties", {})
         for name in self.path_params:
             if name not in properties:
                 raise ToolDefinitionError(f"tool {self.name}: path parameter {name!r} is not declared")
-        object.__setattr__(self, "_validator", jsonschema.Draft202012Validator(schema))
+        if not _DEFER_SCHEMA_CHECK.get():
+            _ = self.validator
 
     @property
     def validator(self) -> jsonschema.Draft202012Validator:
-        return self._validator
+        """The compiled parameter schema (checked against the meta-schema first); built once."""
+        validator = self._validator
+        if validator is None:  # two threads may both build it: the results are equal
+            import jsonschema
+
+            try:
+                jsonschema.Draft202012Validator.check_schema(self.parameters)
+            except jsonschema.SchemaError as exc:
+                message = f"tool {self.name}: invalid parameter schema: {exc.message}"
+                raise ToolDefinitionError(message) from exc
+            validator = jsonschema.Draft202012Validator(self.parameters)
+            object.__setattr__(self, "_validator", validator)
+        return validator
 
     def declaration(self, fmt: str) -> dict[str, Any]:
         """This tool in a provider's format: ``anthropic``, ``gemini`` or ``openai``."""
@@ -288,6 +305,17 @@ class Tool:
                 },
             }
         raise unknown_format(fmt)
+
+
+@contextlib.contextmanager
+def deferred_schema_checks() -> Iterator[None]:
+    """Tools declared inside check their parameter schema on first use, not at declaration
+    (for the built-in tools, whose schemas are constants covered by a unit test)."""
+    token = _DEFER_SCHEMA_CHECK.set(True)
+    try:
+        yield
+    finally:
+        _DEFER_SCHEMA_CHECK.reset(token)
 
 
 def unknown_format(fmt: str) -> ValueError:

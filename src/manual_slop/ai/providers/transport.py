@@ -9,6 +9,12 @@ of its socket with the token for the duration of the call. Cancelling then ends 
 that waits for a slow model, a stalled stream or the first byte, at once: the SDK sees a
 broken connection, and the provider reports the request as cancelled.
 
+A stream also holds back what httpcore writes (request head, body, the empty end of a
+sized body: three writes) until the first read, then sends it in one ``sendall``: one
+system call and, on the wire, one segment for a small request instead of two or three,
+which the receiving end also reads at once. A request larger than :data:`WRITE_BUFFER_BYTES`
+goes out in pieces of about that size as it is written.
+
 The Anthropic SDK (on ``httpx2``) and the Gemini SDK (on ``httpx``) get this client as
 their HTTP client; the OpenAI-compatible provider uses it directly. Proxies named in the environment
 (``HTTPS_PROXY`` and friends, ``NO_PROXY``) are honoured as ``httpx`` itself would.
@@ -20,14 +26,15 @@ import contextlib
 import functools
 import importlib
 import socket
-import urllib.request
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
 from manual_slop.cancel import current_token
 
-__all__ = ["HTTP_LIBRARIES", "cancellable_client"]
+__all__ = ["HTTP_LIBRARIES", "WRITE_BUFFER_BYTES", "cancellable_client"]
+
+WRITE_BUFFER_BYTES = 64 * 1024  # held back until a read; beyond this, sent as written
 
 # The HTTP client library and its core, by name: the Gemini SDK and the OpenAI-compatible
 # provider run on httpx, the Anthropic SDK on its fork httpx2 (same API, other package).
@@ -54,30 +61,60 @@ def _interruptible(call: Any, stream: Any, *args: Any) -> Any:
 
 
 @functools.cache
-def _backend_class(core_name: str) -> type:
-    """A network backend of ``core_name`` (httpcore or httpcore2) whose streams a cancel interrupts."""
+def _stream_class(core_name: str) -> type:
+    """A network stream of ``core_name`` (httpcore or httpcore2) wrapping another: a cancel
+    interrupts its calls; writes wait for the next read and go out together."""
     core = importlib.import_module(core_name)
 
     class Stream(core.NetworkStream):  # type: ignore[misc,name-defined]
         def __init__(self, inner: Any) -> None:
             self._inner = inner
+            self._pending: list[bytes] = []  # written, not yet sent (sent before the next read)
+            self._pending_bytes = 0
+            self._write_timeout: float | None = None
 
         def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            self._flush()
             return _interruptible(self._inner.read, self._inner, max_bytes, timeout)  # type: ignore[no-any-return]
 
         def write(self, buffer: bytes, timeout: float | None = None) -> None:
-            _interruptible(self._inner.write, self._inner, buffer, timeout)
+            if not buffer:
+                return
+            self._pending.append(bytes(buffer))
+            self._pending_bytes += len(buffer)
+            self._write_timeout = timeout
+            if self._pending_bytes >= WRITE_BUFFER_BYTES:
+                self._flush()
+
+        def _flush(self) -> None:
+            if not self._pending:
+                return
+            data = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
+            self._pending.clear()
+            self._pending_bytes = 0
+            _interruptible(self._inner.write, self._inner, data, self._write_timeout)
 
         def close(self) -> None:
+            self._pending.clear()  # a request closed before its answer is read: nothing to send
             self._inner.close()
 
         def start_tls(
             self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
         ) -> Any:
+            self._flush()
             return Stream(self._inner.start_tls(ssl_context, server_hostname, timeout))
 
         def get_extra_info(self, info: str) -> Any:
             return self._inner.get_extra_info(info)
+
+    return Stream
+
+
+@functools.cache
+def _backend_class(core_name: str) -> type:
+    """A network backend of ``core_name`` (httpcore or httpcore2) whose streams a cancel interrupts."""
+    core = importlib.import_module(core_name)
+    Stream = _stream_class(core_name)
 
     class Backend(core.SyncBackend):  # type: ignore[misc,name-defined]
         def connect_tcp(
@@ -100,6 +137,8 @@ def _backend_class(core_name: str) -> type:
 
 def _proxy_for(base_url: str) -> str | None:
     """The environment's proxy for ``base_url`` (None when there is none or NO_PROXY says so)."""
+    import urllib.request  # here: ssl, email and more that a start-up does not need
+
     parts = urlsplit(base_url)
     host = parts.hostname or ""
     if not host or urllib.request.proxy_bypass(host):

@@ -54,21 +54,21 @@ def sent_text(fake: OpenAIFake) -> str:
 def test_a_project_bigger_than_the_window_is_shortened_to_fit_and_says_what(
     make_controller, app_dir: Path, fake: OpenAIFake
 ) -> None:
-    ctrl = small_model_controller(make_controller, app_dir, fake, window=6_000)
+    ctrl = small_model_controller(make_controller, app_dir, fake, window=8_000)
     fake.push(Reply("It handles events."))
     status = ctrl.request_status(send(ctrl, "what do the handlers do?"))
 
     assert status["state"] == "done", status
     fit = status["context"]
-    assert (fit["provider"], fit["model"], fit["window"]) == ("openai_compatible", "small-model", 6_000)
-    assert fit["tokens"] <= fit["available"] < 6_000 and not fit["exact"]
+    assert (fit["provider"], fit["model"], fit["window"]) == ("openai_compatible", "small-model", 8_000)
+    assert fit["tokens"] <= fit["available"] < 8_000 and not fit["exact"]
     shortened = [d for d in fit["degraded"] if d["why"] == "to fit the window"]
     assert shortened and {d["effective_mode"] for d in shortened} <= {"skeleton", "outline", "none"}
     # the request the server got is within the window by the client's own count
-    assert len(sent_text(fake)) // 4 < 6_000
+    assert len(sent_text(fake)) // 4 < 8_000
     assert ctrl.fields.get("context_fit") == fit  # the Context panel's data
     notes = [n.message for n in ctrl.state.notifications if n.message.startswith("context: ")]
-    assert any("shortened to fit small-model (6,000 tokens" in n for n in notes), notes
+    assert any("shortened to fit small-model (8,000 tokens" in n for n in notes), notes
     fitted = {f["path"]: f["effective_mode"] for f in ctrl.fields.get("context_files")}
     assert fitted["notes.md"] == "full"  # the small file kept its full view
 
@@ -89,7 +89,7 @@ def test_a_window_the_rest_of_the_request_fills_is_refused_before_any_call(
 def test_the_full_strategy_is_not_shortened_but_refused_with_what_to_do(
     make_controller, app_dir: Path, fake: OpenAIFake
 ) -> None:
-    ctrl = small_model_controller(make_controller, app_dir, fake, window=6_000)
+    ctrl = small_model_controller(make_controller, app_dir, fake, window=8_000)
     ctrl.fields.set("context_strategy", "full")
     status = ctrl.request_status(send(ctrl, "hello"))
     assert status["state"] == "error" and "Switch the context strategy to 'auto'" in status["error"]

@@ -17,7 +17,10 @@ Like is compared with like, on the same graphs, in the same run:
 5. Growth 100k / 10k of each (linear = 10), networkx's beside (memory effects hit both).
    Goal for the full walk: ≤ 12x.
 
-Run: ``.venv/bin/python scripts/bench_dag.py [--rounds R]`` — best of R (default 5).
+Times are CPU time of the process (``time.process_time``), best of R (default 5): on the
+shared machine wall time is mostly waiting for a core.
+
+Run: ``.venv/bin/python scripts/bench_dag.py [--rounds R]``.
 The last line prints the ratios and growth factors.
 """
 
@@ -72,9 +75,9 @@ def best(fn: Callable[[], object], setup: Callable[[], object] | None = None) ->
     times = []
     for _ in range(REPEATS):
         arg = setup() if setup else None
-        start = time.perf_counter()
+        start = time.process_time()  # CPU time: on the shared machine wall time is mostly waiting
         fn() if setup is None else fn(arg)  # type: ignore[call-arg]
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return min(times)
 
 

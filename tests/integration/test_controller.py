@@ -439,7 +439,8 @@ def test_each_discussion_sends_in_its_own_conversation(make_controller) -> None:
 def test_mma_state_event_is_prepared_off_the_main_thread_redacted_and_in_order(make_controller) -> None:
     key = "sk-ant-" + "Q7x9" * 10
     ctrl = make_controller(environ={"ANTHROPIC_API_KEY": key})
-    tickets = [{"id": f"T{i}", "status": "todo", "description": f"uses {key}" if i == 3 else "x"} for i in range(50)]
+    tickets = [{"id": f"T{i}", "status": "todo", "description": "x"} for i in range(50)]
+    tickets[3]["description"] = f"uses {key}"
     poster = threading.Thread(target=ctrl.post_mma_state, args=({"status": "running", "tickets": tickets},))
     poster.start()
     poster.join(5)

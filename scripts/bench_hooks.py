@@ -13,8 +13,11 @@ keep-alive, TCP_NODELAY) answering every GET with a constant JSON body. The same
    the main-thread trampoline, to show what the hop to the frame loop costs.
 2. Throughput: sustained requests/second over 5 s from 8 client threads, first request.
 
-Both servers get the same request, token included (the bare one ignores it). A reply other
-than 200 stops the run with its status and body: a client thread never dies silently.
+Both servers get the same request, token included (the bare one ignores it). In the
+latency runs a reply other than 200 stops the run with its status and body. In the
+throughput run every client thread counts its errors (a non-200, a reset, a timeout) and
+carries on with a fresh connection; the per-client counts are printed and any error makes
+the bench exit 1 with ``FAILED``. The last line prints the ratios and the error counts.
 
 Run: ``.venv/bin/python scripts/bench_hooks.py`` — prints the figures and their ratios.
 """
@@ -112,34 +115,58 @@ def latency_ms(port: int, headers: dict[str, str], path: str = PATH) -> list[flo
     return samples
 
 
-def throughput(port: int, headers: dict[str, str]) -> float:
-    counts = [0] * CLIENTS
-    errors: list[BaseException] = []
+class Clients:
+    """Per client thread: requests answered 200, errors, and the first error of each."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self.ok = [0] * CLIENTS
+        self.errors = [0] * CLIENTS
+        self.first: list[str] = [""] * CLIENTS
+
+    def failed(self) -> int:
+        return sum(self.errors)
+
+    def report(self) -> list[str]:
+        return [
+            f"  {self.server} client {n}: {self.ok[n]:,} ok, {self.errors[n]} errors"
+            + (f" (first: {self.first[n]})" if self.first[n] else "")
+            for n in range(CLIENTS)
+        ]
+
+
+def throughput(port: int, headers: dict[str, str], clients: Clients) -> float:
+    """Requests/s over DURATION_S; every client keeps going after an error (a fresh
+    connection) and counts it, so one failure neither hides the others nor stops the run."""
     stop = threading.Event()
 
     def client(n: int) -> None:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         try:
             while not stop.is_set():
-                get(conn, headers)
-                counts[n] += 1
-        except BaseException as exc:  # reported below: a dead client must not pass for a slow one
-            errors.append(exc)
-            stop.set()
+                try:
+                    get(conn, headers)
+                    clients.ok[n] += 1
+                except Exception as exc:  # counted and reported: a dead client must not pass for a slow one
+                    clients.errors[n] += 1
+                    clients.first[n] = clients.first[n] or f"{type(exc).__name__}: {exc}"[:200]
+                    conn.close()
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         finally:
             conn.close()
 
-    threads = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
+    threads = [threading.Thread(target=client, args=(n,), daemon=True) for n in range(CLIENTS)]
     started = time.perf_counter()
     for thread in threads:
         thread.start()
     stop.wait(DURATION_S)
     stop.set()
     for thread in threads:
-        thread.join(10)
-    if errors:
-        raise SystemExit(f"{len(errors)} client thread(s) failed; first: {errors[0]}")
-    return sum(counts) / (time.perf_counter() - started)
+        thread.join(15)
+    alive = sum(thread.is_alive() for thread in threads)
+    if alive:
+        raise SystemExit(f"FAILED: {alive} {clients.server} client thread(s) still running 15 s after stop")
+    return sum(clients.ok) / (time.perf_counter() - started)
 
 
 def p95(samples: list[float]) -> float:
@@ -154,7 +181,9 @@ def main() -> None:
         try:
             bare_lat, app_lat = latency_ms(bare_port, headers), latency_ms(app_port, headers)
             main_lat = latency_ms(app_port, headers, MAIN_PATH)
-            bare_rps, app_rps = throughput(bare_port, headers), throughput(app_port, headers)
+            bare_clients, app_clients = Clients("bare"), Clients("Hook API")
+            bare_rps = throughput(bare_port, headers, bare_clients)
+            app_rps = throughput(app_port, headers, app_clients)
             conn = http.client.HTTPConnection("127.0.0.1", app_port, timeout=10)
             conn.request(
                 "POST", "/api/shutdown", body=b"{}", headers={**headers, "Content-Type": "application/json"}
@@ -182,6 +211,18 @@ def main() -> None:
     print(f"  bare ThreadingHTTPServer  {bare_rps:,.0f} requests/s")
     print(f"  Hook API                  {app_rps:,.0f} requests/s")
     print(f"  throughput ratio (Hook API / bare): {app_rps / bare_rps:.2f}")
+    print("per client (requests answered 200, errors):")
+    for line in (*bare_clients.report(), *app_clients.report()):
+        print(line)
+    failed = bare_clients.failed() + app_clients.failed()
+    print(
+        f"RATIOS latency {app_med / bare_med:.2f}x, through the main thread {main_med / bare_med:.2f}x, "
+        f"throughput {app_rps / bare_rps:.2f}; errors: bare {bare_clients.failed()}, "
+        f"Hook API {app_clients.failed()}" + (" — FAILED" if failed else "")
+    )
+    if failed:
+        print(f"FAILED: {failed} request(s) did not get a 200 (see the per-client lines)", file=sys.stderr)
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

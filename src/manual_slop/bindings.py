@@ -215,7 +215,11 @@ def register_task_handlers(ctrl: BindingHost) -> None:
             state.mma_tickets = list(task["tickets"])
         if "track" in task:
             state.active_track = task["track"]
-        ctrl.publish("mma_state", {k: v for k, v in task.items() if k != "action"})
+        event = task.get("event")
+        if isinstance(event, dict):  # prepared by post_mma_state on the posting thread
+            ctrl.journal.publish_snapshot("mma_state", event)
+        else:
+            ctrl.publish("mma_state", {k: v for k, v in task.items() if k not in ("action", "event")})
 
     def pending_added(task: dict[str, Any]) -> None:
         dialog = dict(task["dialog"])

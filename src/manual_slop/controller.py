@@ -52,7 +52,7 @@ from manual_slop.config import (
 from manual_slop.context.service import ContextService
 from manual_slop.dialogs import Decision, PendingDialog
 from manual_slop.documents import Documents
-from manual_slop.events import AsyncEventQueue, EventJournal, UserRequestEvent
+from manual_slop.events import AsyncEventQueue, EventJournal, UserRequestEvent, json_snapshot
 from manual_slop.governance.durable import DurableApprovals
 from manual_slop.hooks.token import resolve_hook_auth
 from manual_slop.perf import PerformanceMonitor
@@ -236,7 +236,7 @@ class AppController:
         return {
             "user_request": self._route_user_request,
             "response": lambda p: self.post_gui_task({"action": "handle_ai_response", **p}),
-            "mma_state_update": lambda p: self.post_gui_task({"action": "mma_state_update", **p}),
+            "mma_state_update": self.post_mma_state,
             "track_proposal": lambda p: self.post_gui_task({"action": "show_track_proposal", **p}),
         }
 
@@ -358,6 +358,14 @@ class AppController:
     def publish(self, event_type: str, payload: Mapping[str, Any] | None = None) -> int:
         """Announce an event to automation (any thread); known secrets are redacted from it."""
         return self.journal.publish(event_type, self.redactor.redact_obj(dict(payload or {})))
+
+    def post_mma_state(self, update: Mapping[str, Any]) -> str | None:
+        """Queue an ``mma_state_update`` (any thread but the main one) with its ``mma_state``
+        event already redacted and snapshotted here: for a track of 200 tickets that costs
+        milliseconds, which the frame that applies the update must not pay."""
+        payload = {k: v for k, v in update.items() if k not in ("action", "event")}
+        event = json_snapshot(self.redactor.redact_obj(payload))
+        return self.post_gui_task({"action": "mma_state_update", **payload, "event": event})
 
     def request_approval(
         self, dialog: PendingDialog, timeout: float | None = None, preapproved: str = "", refused: str = ""

@@ -211,6 +211,16 @@ class EventJournal:
             self._cond.notify_all()
             return seq
 
+    def publish_snapshot(self, event_type: str, snapshot: dict[str, Any]) -> int:
+        """Record an event whose payload the caller already made with :func:`json_snapshot`
+        and hands over (nobody else may hold it): the copy is not made again."""
+        with self._cond:
+            seq = self._next_seq
+            self._next_seq += 1
+            self._events.append(JournalEvent(seq, time.time(), event_type, snapshot))
+            self._cond.notify_all()
+            return seq
+
     @property
     def last_seq(self) -> int:
         with self._cond:

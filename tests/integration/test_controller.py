@@ -434,3 +434,20 @@ def test_each_discussion_sends_in_its_own_conversation(make_controller) -> None:
         "discussion:main",
     ]
     assert backend.resets == 0  # nobody's session is reset: each discussion has its own
+
+
+def test_mma_state_event_is_prepared_off_the_main_thread_redacted_and_in_order(make_controller) -> None:
+    key = "sk-ant-" + "Q7x9" * 10
+    ctrl = make_controller(environ={"ANTHROPIC_API_KEY": key})
+    tickets = [{"id": f"T{i}", "status": "todo", "description": "x"} for i in range(50)]
+    tickets[3]["description"] = f"uses {key}"
+    poster = threading.Thread(target=ctrl.post_mma_state, args=({"status": "running", "tickets": tickets},))
+    poster.start()
+    poster.join(5)
+    tickets[0]["status"] = "completed"  # the poster keeps mutating its list: the event must not change
+    ctrl.process_pending()
+    assert ctrl.state.mma_status == "running" and len(ctrl.state.mma_tickets) == 50
+    (event,) = [e for e in ctrl.journal.read(0, limit=10_000)[0] if e.type == "mma_state"]
+    assert event.payload["status"] == "running" and "event" not in event.payload
+    assert event.payload["tickets"][0]["status"] == "todo"
+    assert key not in repr(event.payload) and "uses " in event.payload["tickets"][3]["description"]

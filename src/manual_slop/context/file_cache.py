@@ -23,6 +23,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from manual_slop import pyparse
+
 __all__ = ["CacheStats", "FileCache", "Stamp"]
 
 Stamp = tuple[int, int]  # (st_mtime_ns, st_size)
@@ -93,7 +95,7 @@ class FileCache:
                 result = _BrokenSource(too_large, None, None)
             else:
                 try:
-                    result = ast.parse(source, filename=path)
+                    result = pyparse.parse(source, filename=path)
                 except SyntaxError as exc:
                     result = _BrokenSource(str(exc.msg), exc.lineno, exc.offset)
                 except ValueError as exc:  # null bytes and the like

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from manual_slop import pyparse
 from manual_slop.tools.errors import ToolUnavailable
 from manual_slop.tools.outline import LANGUAGE_BY_SUFFIX, NODE_TABLES, entry_name, tree_sitter_language
 from manual_slop.tools.textio import decode, is_binary
@@ -129,7 +130,7 @@ def _structure(suffix: str, lines: list[str]) -> tuple[list[_Span] | None, str]:
     """Definition spans of the file (None when we do not understand it) and its summary."""
     if suffix in _PYTHON_SUFFIXES:
         try:
-            tree = ast.parse("\n".join(lines))
+            tree = pyparse.parse("\n".join(lines))
         except (SyntaxError, ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             return None, ""
         return _python_spans(tree.body, ""), _first_line(ast.get_docstring(tree) or "")

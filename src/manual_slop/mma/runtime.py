@@ -304,7 +304,7 @@ class MMARuntime:
             }
             if planned:
                 update.update(track=planned[0].summary(), tickets=[t.to_dict() for t in planned[0].tickets])
-            self.ctrl.post_gui_task({"action": "mma_state_update", **update})
+            self.ctrl.post_mma_state(update)
 
         self._start_planning(work)
 
@@ -606,7 +606,7 @@ class MMARuntime:
         return markdown
 
     def _post_progress(self, text: str) -> None:
-        self.ctrl.post_gui_task({"action": "mma_state_update", "progress": text})
+        self.ctrl.post_mma_state({"progress": text})
 
     def _start_planning(self, work: Any) -> None:
         self._planning = threading.Thread(target=work, name="slop-mma-plan", daemon=True)
@@ -618,9 +618,8 @@ class MMARuntime:
         self._post_idle()
 
     def _post_idle(self) -> None:
-        self.ctrl.post_gui_task(
+        self.ctrl.post_mma_state(
             {
-                "action": "mma_state_update",
                 "status": "idle",
                 "active_tier": None,
                 "progress": "",

@@ -11,13 +11,13 @@ namespaces, impls do; function bodies do not).
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from manual_slop import pyparse
 from manual_slop.tools.errors import ToolInputError, ToolUnavailable
 from manual_slop.tools.python_ast import outline_lines
 from manual_slop.tools.textio import read_bytes
@@ -235,7 +235,7 @@ def get_code_outline(args: dict[str, Any], run: ToolRun) -> str:
         raise ToolInputError(f"{shown} is {size:,} bytes; too large to outline")
     if suffix in {".py", ".pyi"}:
         try:
-            tree = ast.parse(data)
+            tree = pyparse.parse(data)
         except (SyntaxError, ValueError) as exc:
             raise ToolInputError(f"cannot parse {shown}: {exc}") from None
         lines = outline_lines(tree)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from manual_slop import pyparse
 from manual_slop.summarize import definition_header, first_line, python_outline_entries, python_skeleton
 from manual_slop.tools.edits import EditPlan
 from manual_slop.tools.errors import ToolInputError
@@ -46,7 +47,7 @@ class Parsed:
 def parse(path: Path, shown: str) -> Parsed:
     file = read_text(path, shown, SOURCE_LIMIT)
     try:
-        tree = ast.parse(file.text, filename=shown)
+        tree = pyparse.parse(file.text, filename=shown)
     except SyntaxError as exc:
         raise ToolInputError(f"cannot parse {shown}: {syntax_message(exc)}") from None
     except ValueError as exc:  # source with NUL bytes
@@ -177,7 +178,7 @@ def py_check_syntax(args: dict[str, Any], run: ToolRun) -> str:
     shown = run.display(path)
     file = read_text(path, shown, SOURCE_LIMIT)
     try:
-        compile(file.text, shown, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        pyparse.parse(file.text, shown)  # compile(..., PyCF_ONLY_AST) under the parse lock
     except SyntaxError as exc:
         pointer = ""
         if exc.text:
@@ -251,7 +252,7 @@ def plan_update_definition(args: dict[str, Any], run: ToolRun) -> EditPlan:
         replacement = replacement.rstrip("\r\n")
     updated = "".join(lines[: start - 1]) + replacement + "".join(lines[end:])
     try:
-        ast.parse(updated, filename=parsed.shown)
+        pyparse.parse(updated, filename=parsed.shown)
     except SyntaxError as exc:
         raise ToolInputError(
             f"refused: with this new source {parsed.shown} would not parse ({syntax_message(exc)}); "

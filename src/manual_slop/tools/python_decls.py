@@ -21,6 +21,7 @@ import tokenize
 from collections.abc import Callable
 from typing import Any
 
+from manual_slop import pyparse
 from manual_slop.tools.edits import EditPlan
 from manual_slop.tools.errors import ToolInputError
 from manual_slop.tools.python_ast import Parsed, find_definition, parse, syntax_message
@@ -62,7 +63,7 @@ def _replace(parsed: Parsed, run: ToolRun, start: int, end: int, new: str, inden
     text = parsed.file.text
     updated = text[:start] + to_newline(body, parsed.file.newline) + text[end:]
     try:
-        ast.parse(updated, filename=parsed.shown)
+        pyparse.parse(updated, filename=parsed.shown)
     except (SyntaxError, ValueError) as exc:
         why = syntax_message(exc) if isinstance(exc, SyntaxError) else str(exc)
         raise ToolInputError(
@@ -104,7 +105,7 @@ def _new_header(source: str, node: ast.stmt) -> str:
     """The new signature, checked: one header of the same kind, without decorators."""
     header = _normalised(source, "new_signature").removesuffix(":").rstrip()
     try:
-        probe = ast.parse(header + ":\n    pass\n")
+        probe = pyparse.parse(header + ":\n    pass\n")
     except SyntaxError as exc:
         raise ToolInputError(
             f"new_signature is not a valid header ({syntax_message(exc)}); write it like "
@@ -170,7 +171,7 @@ def py_get_var_declaration(args: dict[str, Any], run: ToolRun) -> str:
 def _new_declaration(source: str, name: str) -> str:
     text = _normalised(source, "new_declaration")
     try:
-        probe = ast.parse(text)
+        probe = pyparse.parse(text)
     except SyntaxError as exc:
         raise ToolInputError(f"new_declaration does not parse ({syntax_message(exc)})") from None
     stmt = probe.body[0] if len(probe.body) == 1 else None

@@ -12,10 +12,10 @@ One tool for every language, chosen by the file's extension:
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 from typing import Any
 
+from manual_slop import pyparse
 from manual_slop.summarize import python_skeleton
 from manual_slop.tools.errors import ToolInputError
 from manual_slop.tools.outline import LANGUAGE_BY_SUFFIX, tree_sitter_language
@@ -91,7 +91,7 @@ def get_skeleton(args: dict[str, Any], run: ToolRun) -> str:
     else:
         source = data.decode("utf-8", "replace")
         try:
-            text = python_skeleton(source, ast.parse(source, filename=shown))
+            text = python_skeleton(source, pyparse.parse(source, filename=shown))
         except (SyntaxError, ValueError) as exc:
             raise ToolInputError(f"cannot parse {shown}: {exc}; use py_check_syntax for details") from None
     return text or f"{shown}: empty"

@@ -15,10 +15,10 @@ Every summary starts with one line: path, size in bytes and line count.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 from typing import Any
 
+from manual_slop import pyparse
 from manual_slop.summarize import summary_text, text_summary
 from manual_slop.tools.errors import ToolError
 from manual_slop.tools.outline import LANGUAGE_BY_SUFFIX, code_outline
@@ -56,7 +56,7 @@ def summarize(path: Path, shown: str) -> str:
     if suffix in LANGUAGE_BY_SUFFIX:
         body = [source_summary(LANGUAGE_BY_SUFFIX[suffix], text)]
     else:
-        body = [summary_text(path.name, text, lambda: ast.parse(text))]
+        body = [summary_text(path.name, text, lambda: pyparse.parse(text))]
     return "\n".join([header, *body])
 
 

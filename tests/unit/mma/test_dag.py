@@ -158,3 +158,24 @@ def test_tick_cost_follows_the_changes_not_the_dag() -> None:
     scan = time.perf_counter() - full_scan
     assert engine.is_complete()
     assert per_ticket < scan  # one incremental step is cheaper than one full rescan of the DAG
+
+
+def test_generations_are_networkx_topological_generations() -> None:
+    import random
+
+    import networkx as nx
+
+    rng = random.Random(7)
+    deps = [{f"n{rng.randrange(i)}" for _ in range(rng.randint(0, 3))} if i else set() for i in range(300)]
+    tickets = [t(f"n{i}", *sorted(d)) for i, d in enumerate(deps)]
+    rng.shuffle(tickets)  # list order must not matter
+    graph = nx.DiGraph()
+    graph.add_nodes_from(x.id for x in tickets)
+    graph.add_edges_from((d, x.id) for x in tickets for d in x.depends_on)
+    ours = TrackDAG(tickets).generations()
+    assert [set(wave) for wave in ours] == [set(wave) for wave in nx.topological_generations(graph)]
+    assert sum(map(len, ours)) == 300
+    assert TrackDAG([t("a"), t("b", "a", "a"), t("c", "a", "b")]).generations() == [["a"], ["b"], ["c"]]
+    with pytest.raises(CycleDetected) as cyc:
+        TrackDAG([t("a", "c"), t("b", "a"), t("c", "b"), t("d")]).generations()
+    assert set(cyc.value.cycle) == {"a", "b", "c"}

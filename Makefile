@@ -122,9 +122,11 @@ lint: setup
 
 # -n auto: one worker per core (the heavy tests are collected first; see tests/conftest.py).
 # The long suites run in `make reliability` (the 15-minute budget of make test cannot hold them).
+# PYTHONDONTWRITEBYTECODE= : bytecode caches on, also where the environment turns them off (every
+# app start would compile its modules again; see tests/conftest.py).
 LONG_TESTS := tests/integration/test_rag_quality.py
 test: deps lint
-	@$(PY) -m pytest -n auto --dist worksteal --durations=15 $(foreach t,$(LONG_TESTS),--ignore=$(t))
+	@PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n auto --dist worksteal --durations=15 $(foreach t,$(LONG_TESTS),--ignore=$(t))
 
 # Not part of `make test`: the acceptance's 50 kill -9 rounds (~6 s a round on two cores; make
 # test runs 2), and the retrieval quality on the standard library (~2 minutes; make test checks

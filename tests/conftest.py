@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -10,8 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from manual_slop.controller import AppController, LaunchOptions
-from tests.xvfb import XvfbMissing, xvfb_display
+# Bytecode caches are written even where the environment turns them off (PYTHONDONTWRITEBYTECODE):
+# the suite starts the app and other Python programs hundreds of times, and without caches each
+# start compiles every module it imports again (~0.6 s of CPU an app start), and every worker
+# re-parses the modules pytest rewrites. Measured on the subprocess-heavy files: a quarter of
+# their CPU. Subprocesses inherit the environment, so they write and read the caches too.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
+from manual_slop.controller import AppController, LaunchOptions  # noqa: E402 (caches on first)
+from tests.xvfb import XvfbMissing, xvfb_display  # noqa: E402
 
 THREAD_GRACE_S = 3.0
 

@@ -157,17 +157,33 @@ def test_version_and_help(tmp_path: Path) -> None:
     assert "--enable-test-hooks" in run(["--help"], tmp_path).stdout
 
 
+def _storyteller(project_dir: Path) -> None:
+    """The project's chat runs as an agent offered one tool: the offline model starts streaming
+    after a ~450-token prompt instead of the ~1,700 tokens of the full tool list (~4x sooner on
+    one core; the answer still streams through the tool protocol's parser)."""
+    agent = project_dir / "agents" / "storyteller"
+    agent.mkdir(parents=True)
+    (agent / "system_prompt.md").write_text("You write stories.\n")
+    (agent / "agent.toml").write_text('tools = ["read_file"]\n')
+    (project_dir / "manual_slop.toml").write_text('[agents]\nactive = "storyteller"\n')
+
+
 def _generating(tmp_path: Path) -> tuple[subprocess.Popen[str], ApiHookClient, str]:
     """The headless app on the offline model, in the middle of a long answer."""
+    _storyteller(tmp_path)
     proc = start(["--headless", "--config", str(tmp_path / "config.toml")], tmp_path)
-    wait_until_running(proc)
-    assert proc.stdout is not None
-    client = ApiHookClient(proc.stdout.readline().split()[-1])
-    request_id = client.send("Write a very long story about a dragon, a knight and a castle.")
-    deadline = time.monotonic() + 60
-    while len(client.get_value("ai_response")) < 20:  # tokens are streaming
-        assert time.monotonic() < deadline, client.request_status(request_id)
-        time.sleep(0.05)
+    try:
+        wait_until_running(proc)
+        assert proc.stdout is not None
+        client = ApiHookClient(proc.stdout.readline().split()[-1])
+        request_id = client.send("Write a very long story about a dragon, a knight and a castle.")
+        deadline = time.monotonic() + 60
+        while len(client.get_value("ai_response")) < 20:  # tokens are streaming
+            assert time.monotonic() < deadline, client.request_status(request_id)
+            time.sleep(0.05)
+    except BaseException:
+        reap(proc)  # a model that never streamed leaves no app behind
+        raise
     return proc, client, request_id
 
 

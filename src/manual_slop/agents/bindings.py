@@ -175,6 +175,7 @@ def register(ctrl: AppController) -> None:
     binding = AgentsBinding(ctrl)
     ctrl.agents = binding  # type: ignore[attr-defined]
     ctrl.on_project_opened(binding.reload)
+    binding.reload()  # the project opened at start-up: its saved active agent must apply at once
     state = ctrl.state
     reg = ctrl.fields.register
     reg(

@@ -528,8 +528,14 @@ def _child(request: dict[str, Any]) -> None:
     calls = _arm(request.get("kill_at", 0))
     writer.step(base + request["warm"])
     sys.setprofile(None)
-    print(json.dumps({"calls": calls, "cpu": time.process_time()}), flush=True)
+    _say({"calls": calls, "cpu": time.process_time()})
     os._exit(3 if request["mode"] == "point" else 0)  # a point past the last call: the save ended
+
+
+def _say(message: dict[str, Any]) -> None:
+    """One JSON line in one write: the zygote and its writer share the pipe, and a line written
+    in pieces (print's text, then its newline) could interleave with the other's."""
+    os.write(1, (json.dumps(message) + "\n").encode())
 
 
 def zygote() -> None:
@@ -543,11 +549,11 @@ def zygote() -> None:
                 _child(request)
             finally:
                 os._exit(4)
-        print(json.dumps({"pid": pid}), flush=True)
+        _say({"pid": pid})
         _, status = os.waitpid(pid, 0)
         killed = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
-        print(json.dumps({"signal": killed, "code": code}), flush=True)
+        _say({"signal": killed, "code": code})
 
 
 def reference(kind: str, scratch: Path) -> dict[str, Any]:

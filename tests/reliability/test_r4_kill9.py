@@ -77,12 +77,14 @@ class Zygote:
         Returns how it ended (``signal``, ``code``) and what it printed (``count``)."""
         assert self.proc.stdin is not None
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
-        pid = self._line(WAIT_S)["pid"]
+        ended: dict[str, Any] = {}
+        while "pid" not in ended:  # the writer may speak before the zygote has named it
+            ended.update(self._line(WAIT_S))
+        pid = ended.pop("pid")
         if kill_after is not None:
             time.sleep(kill_after)
             with contextlib.suppress(ProcessLookupError):  # it crashed first: reported below
                 os.kill(pid, signal.SIGKILL)  # not reaped yet: the pid is still the writer's
-        ended: dict[str, Any] = {}
         try:
             while "signal" not in ended:
                 ended.update(self._line(WAIT_S))

@@ -33,14 +33,35 @@ REQUESTS: dict[str, Any] = {
         {"limit": {"type": "integer", "minimum": 1, "maximum": 50}},
     ),
     "NoteRequest": _obj(
-        {"content": {"type": "string", "minLength": 1, "maxLength": MAX_NOTE_CHARS}},
-        {"category": {"type": "string", "maxLength": MAX_CATEGORY_CHARS}},
+        {
+            "content": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_NOTE_CHARS,
+                "pattern": r"\S",
+                "x-error": "a note needs some text",
+            }
+        },
+        {
+            "category": {
+                "type": "string",
+                "maxLength": MAX_CATEGORY_CHARS,
+                # as memory.notes.check_category: blank is "general", else letters, digits, " _-."
+                "pattern": r"^\s*([A-Za-z0-9][A-Za-z0-9_.\- ]*)?\s*$",
+                "x-error": "a category is letters, digits, space, '_', '-' or '.' (blank: general)",
+            }
+        },
     ),
     "ProfileRequest": _obj(
         {
             "lines": {
                 "type": "array",
-                "items": {"type": "string", "maxLength": MAX_LINE_CHARS},
+                "items": {
+                    "type": "string",
+                    "maxLength": MAX_LINE_CHARS,
+                    "pattern": r"\S",
+                    "x-error": "a profile line needs some text",
+                },
                 "maxItems": MAX_LINES,
             }
         },

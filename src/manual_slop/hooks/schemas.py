@@ -50,6 +50,12 @@ GUI_ACTION_SCHEMAS: dict[str, Schema] = {
     "select_tab": _obj({"action": {"const": "select_tab"}, "tab_bar": _STR, "tab": _STR}),
 }
 
+# a string with some text: the handlers strip() and refuse blanks, so the schema says it too
+_NOT_BLANK: Schema = {
+    "type": "string", "minLength": 1, "pattern": r"\S", "description": "not blank",
+    "x-error": "must not be blank",
+}  # fmt: skip
+
 REQUEST_SCHEMAS: dict[str, Schema] = {
     "ResolvePending": _obj(
         {"approved": {"type": "boolean"}},
@@ -74,10 +80,8 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
             },
         },
     ),
-    "SendRequest": _obj({"message": {"type": "string", "minLength": 1, "description": "not blank"}}),
-    "SessionEntryRequest": _obj(
-        {"role": {"type": "string", "minLength": 1, "description": "not blank"}, "content": _STR}
-    ),
+    "SendRequest": _obj({"message": _NOT_BLANK}),
+    "SessionEntryRequest": _obj({"role": _NOT_BLANK, "content": _STR}),
     **memory_schemas.REQUESTS,
     **agents_schemas.REQUESTS,
     **skills_schemas.REQUESTS,

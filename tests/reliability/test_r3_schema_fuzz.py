@@ -21,6 +21,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import app_env
 from tests.reliability.conftest import LONG, scale
 from tests.security.test_hook_attacks import RunningApp, app, wait_for_task  # noqa: F401 (app: fixture)
@@ -151,6 +153,7 @@ def st_command(target: RunningApp, config: Path, report: Path) -> list[str]:
     return command
 
 
+@pytest.mark.timeout(RUN_TIMEOUT_S + 120)  # the long run is past pytest.ini's 120 s
 def test_fuzzed_api_keeps_its_contract(app: RunningApp, tmp_path: Path, summary) -> None:  # noqa: F811 (fixture)
     labels = {  # operationId -> "METHOD /path", st's name for it
         op["operationId"]: f"{method.upper()} {path}"

@@ -95,9 +95,11 @@ def tally(report: Path) -> Tally:
         event = json.loads(line).get("ScenarioFinished")
         if event is None:
             continue
-        recorder = event["recorder"]
-        result.operations.add(recorder["label"])
-        for interaction in recorder["interactions"].values():
+        recorder = event["recorder"]  # a scenario that sent nothing has only its label
+        interactions = recorder.get("interactions", {})
+        if interactions:
+            result.operations.add(recorder["label"])
+        for interaction in interactions.values():
             request, response = interaction["request"], interaction.get("response")
             result.requests += 1
             if response is None:
@@ -108,7 +110,7 @@ def tally(report: Path) -> Tally:
             result.slowest_s = max(result.slowest_s, response["elapsed"])
             if response["elapsed"] >= MAX_RESPONSE_S:
                 result.slow.append(f"{where} took {response['elapsed']:.1f} s")
-        for checks in recorder["checks"].values():
+        for checks in recorder.get("checks", {}).values():
             result.checks_run += len(checks)
             result.failed_checks.update(c["name"] for c in checks if c["status"] != "success")
     return result
@@ -239,12 +241,10 @@ def test_tally_catches_a_planted_500_a_slow_reply_and_a_failed_check(tmp_path: P
         },
     }
     report = tmp_path / "events.ndjson"
-    report.write_text(
-        json.dumps({"Initialize": {}})
-        + "\n"
-        + json.dumps({"ScenarioFinished": {"recorder": recorder}})
-        + "\n"
-    )
+    nothing_sent = {"label": "GET /api/nothing-sent"}  # a scenario whose cases were all skipped
+    events = [{"Initialize": {}}, {"ScenarioFinished": {"recorder": recorder}}]
+    events.append({"ScenarioFinished": {"recorder": nothing_sent}})
+    report.write_text("".join(json.dumps(event) + "\n" for event in events))
     seen = tally(report)
     assert (seen.requests, seen.operations, seen.checks_run) == (3, {"GET /api/x"}, 2)
     assert seen.server_errors == ["GET http://127.0.0.1:1/api/x -> 500"]

@@ -34,6 +34,9 @@ RUN_TIMEOUT_S = 3600 if LONG else 120
 FAST_SEED = 22  # the fast variant is the same run every time; the long one draws a new seed
 MIN_REQUESTS = scale(200, 10_000)
 WARM_UP_TIMEOUT_S = 120
+# st's own errors that say nothing about the app: CPython 3.11's ast is not thread-safe, and
+# st's worker threads compile regexes to ASTs (seen once in 11,485 cases, coverage phase)
+KNOWN_ST_ERRORS = ("SystemError: AST constructor recursion depth mismatch",)
 STATEFUL = "Stateful tests"  # the label of the stateful phase's requests (long variant)
 
 # Operations not fuzzed, and why: they end the run or leave the sandbox (the tmp project).
@@ -87,13 +90,20 @@ class Tally:
     failed_checks: Counter[str] = field(default_factory=Counter)
     checks_run: int = 0
     slowest_s: float = 0.0
+    errors: list[str] = field(default_factory=list)  # st's own errors ("NonFatalError" events)
 
 
 def tally(report: Path) -> Tally:
     """Counts from the ``ScenarioFinished`` events of ``st run --report ndjson``."""
     result = Tally()
     for line in report.read_text(encoding="utf-8").splitlines():
-        event = json.loads(line).get("ScenarioFinished")
+        event = json.loads(line)
+        if "NonFatalError" in event:
+            error = event["NonFatalError"]
+            result.errors.append(
+                f"{error.get('label')}: {error['value']['type']}: {error['value']['message']}"
+            )
+        event = event.get("ScenarioFinished")
         if event is None:
             continue
         recorder = event["recorder"]  # a scenario that sent nothing has only its label
@@ -181,7 +191,9 @@ def test_fuzzed_api_keeps_its_contract(app: RunningApp, tmp_path: Path, summary)
     assert not seen.server_errors, f"5xx replies: {seen.server_errors[:20]}\n{_failures(output)}"
     assert not seen.slow, f"replies over {MAX_RESPONSE_S} s: {seen.slow[:20]}\n{_failures(output)}"
     assert not seen.failed_checks, f"failed checks: {dict(seen.failed_checks)}\n{_failures(output)}"
-    assert run.returncode == 0, _failures(output)  # also: errors (no reply, a crash of st itself)
+    unknown = [error for error in seen.errors if not any(known in error for known in KNOWN_ST_ERRORS)]
+    assert not unknown, f"st errors: {unknown}\n{_failures(output)}"  # no reply, a crash in st
+    assert run.returncode == 0 or seen.errors, _failures(output)
     expected = {label for operation_id, label in labels.items() if operation_id not in SKIPPED}
     assert seen.operations - {STATEFUL} == expected, f"not fuzzed: {expected - seen.operations}"
     assert seen.requests >= MIN_REQUESTS, f"only {seen.requests} requests (at least {MIN_REQUESTS})"
@@ -245,9 +257,11 @@ def test_tally_catches_a_planted_500_a_slow_reply_and_a_failed_check(tmp_path: P
     nothing_sent = {"label": "GET /api/nothing-sent"}  # a scenario whose cases were all skipped
     events = [{"Initialize": {}}, {"ScenarioFinished": {"recorder": recorder}}]
     events.append({"ScenarioFinished": {"recorder": nothing_sent}})
+    events.append({"NonFatalError": {"label": "GET /api/x", "value": {"type": "ValueError", "message": "m"}}})
     report.write_text("".join(json.dumps(event) + "\n" for event in events))
     seen = tally(report)
     assert (seen.requests, seen.operations, seen.checks_run) == (3, {"GET /api/x"}, 2)
     assert seen.server_errors == ["GET http://127.0.0.1:1/api/x -> 500"]
     assert seen.slow == ["GET http://127.0.0.1:1/api/x took 10.5 s"] and seen.slowest_s == 10.5
     assert seen.failed_checks == Counter({"response_schema_conformance": 1})
+    assert seen.errors == ["GET /api/x: ValueError: m"]

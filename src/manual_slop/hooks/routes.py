@@ -208,7 +208,7 @@ class Router:
     def parse_body(self, route: Route, raw: bytes) -> Any:
         """The body decoded and checked against the route's request schema (None for bodiless
         routes, which take an empty body or any JSON object)."""
-        if route.request is None and not raw.strip():
+        if route.request is None and not raw:  # (whitespace is no JSON: a 400 below)
             return None
         if not raw.strip():
             raise BadRequest("the request body is empty; expected a JSON object")

@@ -24,10 +24,10 @@ import manual_slop.hooks.skills_schemas as skills_schemas
 import manual_slop.hooks.usage_schemas as usage_schemas
 from manual_slop.hooks.errors import ErrorCode
 from manual_slop.hooks.schema_kit import ANY as _ANY
+from manual_slop.hooks.schema_kit import NOT_BLANK, Schema
 from manual_slop.hooks.schema_kit import NULLABLE_STR as _NULLABLE_STR
 from manual_slop.hooks.schema_kit import OBJECT as _OBJECT
 from manual_slop.hooks.schema_kit import STR as _STR
-from manual_slop.hooks.schema_kit import Schema
 from manual_slop.hooks.schema_kit import obj as _obj
 
 __all__ = [
@@ -52,7 +52,7 @@ GUI_ACTION_SCHEMAS: dict[str, Schema] = {
 
 # a string with some text: the handlers strip() and refuse blanks, so the schema says it too
 _NOT_BLANK: Schema = {
-    "type": "string", "minLength": 1, "pattern": r"\S", "description": "not blank",
+    "type": "string", "minLength": 1, "pattern": NOT_BLANK, "description": "not blank",
     "x-error": "must not be blank",
 }  # fmt: skip
 

@@ -6,6 +6,7 @@ import pytest
 
 from manual_slop.hooks.errors import BadRequest, MethodNotAllowed, NotFound
 from manual_slop.hooks.routes import Call, QueryParam, Route, Router
+from manual_slop.hooks.schema_kit import SPACE
 from manual_slop.memory.notes import check_category
 
 SINCE = QueryParam("since", int, 0, 0, 100, "after")
@@ -148,3 +149,23 @@ def test_pattern_refusals_say_what_is_wrong_in_words() -> None:
     blank = {"content": "x", "category": "   "}  # a blank category is "general" (check_category)
     assert r.parse_body(routes[1], b'{"content": "x", "category": "   "}') == blank
     assert check_category("   ") == check_category("") == "general"
+
+
+def test_blank_means_what_str_strip_means_in_every_regex_dialect() -> None:
+    """The document's regexes are ECMA-262, whose \\s differs from Python's: the schemas spell
+    the set out (schemathesis sent "\\x1e", which Python strips and ECMA keeps)."""
+    import re
+
+    assert {chr(c) for c in range(0x110000) if chr(c).isspace()} == {
+        chr(c) for c in range(0x3001) if re.fullmatch(SPACE, chr(c))
+    }
+    r = Router([Route("POST", "/e", "e", "", handler, "EntryQueued", request="SessionEntryRequest")])
+    with pytest.raises(BadRequest, match="must not be blank"):
+        r.parse_body(r.routes[0], b'{"role": "\\u001e", "content": ""}')
+    assert r.parse_body(r.routes[0], b'{"role": "\\ufeff", "content": ""}')["role"] == "\ufeff"
+
+
+def test_a_bodiless_route_refuses_a_body_of_whitespace() -> None:
+    route = Route("POST", "/c", "c", "", handler, "RagCancelled")
+    with pytest.raises(BadRequest, match="empty"):  # schemathesis: "\\x0c" was taken as no body
+        Router([route]).parse_body(route, b"\x0c")

@@ -32,7 +32,7 @@ MAX_RESPONSE_S = 10
 REQUEST_TIMEOUT_S = 15  # a reply slower than this is a network error (also a failure)
 RUN_TIMEOUT_S = 3600 if LONG else 120
 FAST_SEED = 22  # the fast variant is the same run every time; the long one draws a new seed
-MIN_REQUESTS = scale(200, 10_000)
+MIN_REQUESTS = scale(150, 10_000)  # fast: ~200 sent (two workers: it varies a little)
 WARM_UP_TIMEOUT_S = 120
 # st's own errors that say nothing about the app: CPython 3.11's ast is not thread-safe, and
 # st's worker threads compile regexes to ASTs (seen once in 11,485 cases, coverage phase)
@@ -207,7 +207,7 @@ def test_fuzzed_api_keeps_its_contract(app: RunningApp, tmp_path: Path, summary)
     assert wait_for_task(app, queued["task_id"])["state"] == "done"
     assert app.call("GET", "/api/gui/value/ai_input") == (200, {"field": "ai_input", "value": "r3 after"})
     summary(
-        f"R3 schema fuzz: {seen.requests} requests on {len(seen.operations)} operations "
+        f"R3 schema fuzz: {seen.requests} requests on {len(seen.operations - {STATEFUL})} operations "
         f"({len(SKIPPED)} excluded), {seen.checks_run} checks, 0 5xx, 0 over {MAX_RESPONSE_S} s "
         f"(slowest {seen.slowest_s:.2f} s), 0 contract violations, healthy after"
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from manual_slop.hooks.schema_kit import INT as _INT
+from manual_slop.hooks.schema_kit import NOT_BLANK, SPACE
 from manual_slop.hooks.schema_kit import NUM as _NUM
 from manual_slop.hooks.schema_kit import STR as _STR
 from manual_slop.hooks.schema_kit import obj as _obj
@@ -33,14 +34,35 @@ REQUESTS: dict[str, Any] = {
         {"limit": {"type": "integer", "minimum": 1, "maximum": 50}},
     ),
     "NoteRequest": _obj(
-        {"content": {"type": "string", "minLength": 1, "maxLength": MAX_NOTE_CHARS}},
-        {"category": {"type": "string", "maxLength": MAX_CATEGORY_CHARS}},
+        {
+            "content": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_NOTE_CHARS,
+                "pattern": NOT_BLANK,
+                "x-error": "a note needs some text",
+            }
+        },
+        {
+            "category": {
+                "type": "string",
+                "maxLength": MAX_CATEGORY_CHARS,
+                # as memory.notes.check_category: blank is "general", else letters, digits, " _-."
+                "pattern": f"^{SPACE}*([A-Za-z0-9][A-Za-z0-9_.\\- ]*)?{SPACE}*$",
+                "x-error": "a category is letters, digits, space, '_', '-' or '.' (blank: general)",
+            }
+        },
     ),
     "ProfileRequest": _obj(
         {
             "lines": {
                 "type": "array",
-                "items": {"type": "string", "maxLength": MAX_LINE_CHARS},
+                "items": {
+                    "type": "string",
+                    "maxLength": MAX_LINE_CHARS,
+                    "pattern": NOT_BLANK,
+                    "x-error": "a profile line needs some text",
+                },
                 "maxItems": MAX_LINES,
             }
         },

@@ -41,6 +41,9 @@ poll /api/gui/task/{task_id}). Every error is {"error": {"code", "message"}}.
 Event types: """ + ", ".join(EVENT_TYPES)
 
 
+NO_BODY: dict[str, Any] = {"type": "object", "description": "no keys are read; send {}"}
+
+
 def _json(schema: str) -> dict[str, Any]:
     return {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}}
 
@@ -67,6 +70,10 @@ def _operation(route: Route) -> dict[str, Any]:
         operation["parameters"] = parameters
     if route.request is not None:
         operation["requestBody"] = {"required": True, "content": _json(route.request)}
+    elif route.method in BODY_METHODS:
+        # the guard wants 'Content-Type: application/json' on every POST/PUT (a browser form
+        # cannot send it), so even a bodiless one documents a JSON body: any object, read by no one
+        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": NO_BODY}}}
     errors = set(COMMON_ERRORS) | set(route.errors) | ({401} if route.auth else set())
     if route.method in BODY_METHODS:
         errors.add(415)

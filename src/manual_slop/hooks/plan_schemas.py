@@ -31,15 +31,23 @@ _SUMMARY = _obj(
 
 REQUESTS: dict[str, Any] = {
     "PlanRequest": _obj({"goal": {"type": "string", "minLength": 1, "maxLength": MAX_GOAL_CHARS}}),
-    "DependsOnRequest": _obj(
-        {},
-        {
-            "depends_on": _IDS,
-            "add": _IDS,
-            "remove": _IDS,
-            "track_id": {"type": "string", "pattern": f"^{ID_PATTERN}$"},
-        },
-    ),
+    "DependsOnRequest": {
+        **_obj(
+            {},
+            {
+                "depends_on": _IDS,
+                "add": _IDS,
+                "remove": _IDS,
+                "track_id": {"type": "string", "pattern": f"^{ID_PATTERN}$"},
+            },
+        ),
+        # either the whole list or add/remove
+        "x-error": "give either depends_on (the whole list) or add and/or remove, not both",
+        "oneOf": [
+            {"required": ["depends_on"], "not": {"anyOf": [{"required": ["add"]}, {"required": ["remove"]}]}},
+            {"anyOf": [{"required": ["add"]}, {"required": ["remove"]}], "not": {"required": ["depends_on"]}},
+        ],
+    },
 }
 
 RESPONSES: dict[str, Any] = {

@@ -207,7 +207,7 @@ class Router:
     def parse_body(self, route: Route, raw: bytes) -> Any:
         """The body decoded and checked against the route's request schema (None for bodiless
         routes, which take an empty body or any JSON object)."""
-        if route.request is None and not raw.strip():
+        if route.request is None and not raw:  # (whitespace is no JSON: a 400 below)
             return None
         if not raw.strip():
             raise BadRequest("the request body is empty; expected a JSON object")
@@ -243,7 +243,7 @@ class Router:
         if error is not None:
             where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
             raise BadRequest(f"body{where}: {_schema_message(error)}")
-        return body
+        return _whole_numbers(body, validator.schema)
 
     def _validator_for(self, schema: str, body: dict[str, Any]) -> Draft202012Validator:
         if schema != GUI_ACTION:
@@ -263,6 +263,29 @@ class Router:
         return validator
 
 
+def _whole_numbers(value: Any, schema: Any) -> Any:
+    """``value`` with every integral float where ``schema`` says "integer" turned into an int.
+
+    JSON Schema counts 39.0 as an integer, so the validator lets it through; handlers that
+    slice or range() with it would then fail (a 500). Request schemas are self-contained
+    (no $ref), so properties and items are all there is to follow."""
+    if not isinstance(schema, dict):
+        return value
+    kinds = schema.get("type")
+    if (
+        isinstance(value, float)
+        and value.is_integer()
+        and (kinds == "integer" or (isinstance(kinds, list) and "integer" in kinds))
+    ):
+        return int(value)
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        return {key: _whole_numbers(item, properties.get(key)) for key, item in value.items()}
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_whole_numbers(item, schema["items"]) for item in value]
+    return value
+
+
 def _schema_message(error: Any) -> str:
     """What a schema error says, without quoting a long value whole (a 5,000-character string
     "is too long" must not push the reason out of the reply)."""
@@ -271,6 +294,14 @@ def _schema_message(error: Any) -> str:
         kind = "characters" if isinstance(error.instance, str) else "items"
         bound = "at most" if error.validator.startswith("max") else "at least"
         return f"{size(error.instance):,} {kind}; {bound} {error.validator_value:,} are allowed"
+    # a pattern or oneOf says nothing a user understands: the schema's "x-error" says it in words
+    # (best_match may pick an error inside a oneOf branch: the words are on the oneOf's schema)
+    cause = error
+    while cause is not None:
+        said = cause.schema.get("x-error") if isinstance(cause.schema, dict) else None
+        if said and cause.validator in ("pattern", "oneOf", "anyOf", "not"):
+            return str(said)
+        cause = cause.parent
     message = str(error.message)
     return message if len(message) <= 300 else message[:150] + " … " + message[-140:]
 

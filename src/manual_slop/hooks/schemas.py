@@ -24,10 +24,10 @@ import manual_slop.hooks.skills_schemas as skills_schemas
 import manual_slop.hooks.usage_schemas as usage_schemas
 from manual_slop.hooks.errors import ErrorCode
 from manual_slop.hooks.schema_kit import ANY as _ANY
+from manual_slop.hooks.schema_kit import NOT_BLANK, Schema
 from manual_slop.hooks.schema_kit import NULLABLE_STR as _NULLABLE_STR
 from manual_slop.hooks.schema_kit import OBJECT as _OBJECT
 from manual_slop.hooks.schema_kit import STR as _STR
-from manual_slop.hooks.schema_kit import Schema
 from manual_slop.hooks.schema_kit import obj as _obj
 
 __all__ = [
@@ -49,6 +49,12 @@ GUI_ACTION_SCHEMAS: dict[str, Schema] = {
     "select_list_item": _obj({"action": {"const": "select_list_item"}, "listbox": _STR, "item": _STR}),
     "select_tab": _obj({"action": {"const": "select_tab"}, "tab_bar": _STR, "tab": _STR}),
 }
+
+# a string with some text: the handlers strip() and refuse blanks, so the schema says it too
+_NOT_BLANK: Schema = {
+    "type": "string", "minLength": 1, "pattern": NOT_BLANK, "description": "not blank",
+    "x-error": "must not be blank",
+}  # fmt: skip
 
 REQUEST_SCHEMAS: dict[str, Schema] = {
     "ResolvePending": _obj(
@@ -74,10 +80,8 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
             },
         },
     ),
-    "SendRequest": _obj({"message": {"type": "string", "minLength": 1, "description": "not blank"}}),
-    "SessionEntryRequest": _obj(
-        {"role": {"type": "string", "minLength": 1, "description": "not blank"}, "content": _STR}
-    ),
+    "SendRequest": _obj({"message": _NOT_BLANK}),
+    "SessionEntryRequest": _obj({"role": _NOT_BLANK, "content": _STR}),
     **memory_schemas.REQUESTS,
     **agents_schemas.REQUESTS,
     **skills_schemas.REQUESTS,

@@ -40,7 +40,7 @@ class Note:
 
 
 def check_category(category: str) -> str:
-    category = (category or "general").strip()
+    category = (category or "").strip() or "general"  # blank (also all spaces) is "general"
     if len(category) > MAX_CATEGORY_CHARS or not _CATEGORY.match(category):
         raise NoteError(
             f"category {category[:60]!r}: letters, digits, space, '_', '-' or '.', "

@@ -6,6 +6,8 @@ import pytest
 
 from manual_slop.hooks.errors import BadRequest, MethodNotAllowed, NotFound
 from manual_slop.hooks.routes import Call, QueryParam, Route, Router
+from manual_slop.hooks.schema_kit import SPACE
+from manual_slop.memory.notes import check_category
 
 SINCE = QueryParam("since", int, 0, 0, 100, "after")
 WAIT = QueryParam("timeout", float, 0.0, 0.0, 30.0, "wait")
@@ -110,3 +112,60 @@ def test_bodiless_routes_take_an_empty_body_or_any_json_object() -> None:
 
 def test_long_messages_are_clipped() -> None:
     assert len(str(BadRequest("x" * 10_000))) == 500
+
+
+def test_integral_floats_reach_handlers_as_ints() -> None:
+    """JSON Schema counts 39.0 as an integer; handlers got the float and failed (a 500 that
+    schemathesis found on POST /api/rag/query with top_k 39.0)."""
+    r = Router([Route("POST", "/q", "q", "", handler, "RagResults", request="RagQueryRequest")])
+    body = r.parse_body(r.routes[0], b'{"query": "x", "top_k": 39.0}')
+    assert body == {"query": "x", "top_k": 39} and type(body["top_k"]) is int
+    notes = Route("POST", "/n", "n", "", handler, "Notes", request="RecallRequest")
+    assert type(Router([notes]).parse_body(notes, b'{"query": "x", "limit": 2.0}')["limit"]) is int
+    with pytest.raises(BadRequest, match="top_k"):
+        r.parse_body(r.routes[0], b'{"query": "x", "top_k": 39.5}')
+
+
+def test_pattern_refusals_say_what_is_wrong_in_words() -> None:
+    """Patterns added so the schema says what the handlers check (schemathesis' positive data
+    acceptance) keep the handlers' messages, not "does not match '\\S'"."""
+    routes = [
+        Route("POST", "/e", "e", "", handler, "EntryQueued", request="SessionEntryRequest"),
+        Route("POST", "/n", "n", "", handler, "NoteCreated", request="NoteRequest"),
+        Route("POST", "/d", "d", "", handler, "TicketEdited", request="DependsOnRequest"),
+    ]
+    r = Router(routes)
+    cases = [
+        (routes[0], b'{"role": " ", "content": ""}', "body.role: must not be blank"),
+        (routes[1], b'{"content": "\\n"}', "body.content: a note needs some text"),
+        (routes[1], b'{"content": "x", "category": "../x"}', "body.category: a category is letters"),
+        (routes[2], b'{"depends_on": [], "add": ["a"]}', "body: give either depends_on"),
+        (routes[2], b"{}", "body: give either depends_on"),
+    ]
+    for route, raw, message in cases:
+        with pytest.raises(BadRequest) as caught:
+            r.parse_body(route, raw)
+        assert str(caught.value).startswith(message), (raw, str(caught.value))
+    blank = {"content": "x", "category": "   "}  # a blank category is "general" (check_category)
+    assert r.parse_body(routes[1], b'{"content": "x", "category": "   "}') == blank
+    assert check_category("   ") == check_category("") == "general"
+
+
+def test_blank_means_what_str_strip_means_in_every_regex_dialect() -> None:
+    """The document's regexes are ECMA-262, whose \\s differs from Python's: the schemas spell
+    the set out (schemathesis sent "\\x1e", which Python strips and ECMA keeps)."""
+    import re
+
+    assert {chr(c) for c in range(0x110000) if chr(c).isspace()} == {
+        chr(c) for c in range(0x3001) if re.fullmatch(SPACE, chr(c))
+    }
+    r = Router([Route("POST", "/e", "e", "", handler, "EntryQueued", request="SessionEntryRequest")])
+    with pytest.raises(BadRequest, match="must not be blank"):
+        r.parse_body(r.routes[0], b'{"role": "\\u001e", "content": ""}')
+    assert r.parse_body(r.routes[0], b'{"role": "\\ufeff", "content": ""}')["role"] == "\ufeff"
+
+
+def test_a_bodiless_route_refuses_a_body_of_whitespace() -> None:
+    route = Route("POST", "/c", "c", "", handler, "RagCancelled")
+    with pytest.raises(BadRequest, match="empty"):  # schemathesis: "\\x0c" was taken as no body
+        Router([route]).parse_body(route, b"\x0c")

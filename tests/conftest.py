@@ -36,6 +36,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=weight)
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The reliability suites' one-line summaries (tests/reliability/conftest.py), printed here:
+    under xdist only this, the top conftest, is loaded in the controller."""
+    lines = [
+        value
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        if getattr(report, "when", "") == "call"
+        for key, value in getattr(report, "user_properties", ())
+        if key == "reliability_summary"
+    ]
+    if lines:
+        terminalreporter.section("reliability summary")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
 @pytest.fixture(autouse=True)
 def no_thread_leaks() -> Iterator[None]:
     """Fail a test that leaves threads running (after a short grace period to finish)."""

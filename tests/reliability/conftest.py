@@ -2,8 +2,10 @@
 ``make reliability`` (``SLOP_RELIABILITY=long``) or ``make soak``.
 
 A suite reports its counts with the ``summary`` fixture: one line, shown in pytest's terminal
-summary under "reliability summary" (carried through the test report, so it works under xdist)
-and appended to ``tests/artifacts/reliability.txt`` for the docs' figures.
+summary under "reliability summary" and appended to ``tests/artifacts/reliability.txt`` for the
+docs' figures. The line travels in the test report's ``user_properties`` (xdist carries them
+from its workers), and the section is printed by ``tests/conftest.py``: under xdist the
+controller never collects, so only the top conftest's hooks run there.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ ARTIFACT = Path(
     os.environ.get("SLOP_RELIABILITY_ARTIFACT")
     or Path(__file__).resolve().parents[1] / "artifacts" / "reliability.txt"
 )
-SUMMARY_KEY = "reliability_summary"
+SUMMARY_KEY = "reliability_summary"  # tests/conftest.py prints the lines under this key
 
 
 def scale(fast: int, long: int) -> int:
@@ -41,18 +43,3 @@ def summary(request: pytest.FixtureRequest) -> Callable[[str], None]:
             handle.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line} [{variant}]\n")
 
     return record
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    lines = [
-        value
-        for reports in terminalreporter.stats.values()
-        for report in reports
-        if getattr(report, "when", "") == "call"
-        for key, value in getattr(report, "user_properties", ())
-        if key == SUMMARY_KEY
-    ]
-    if lines:
-        terminalreporter.section("reliability summary")
-        for line in lines:
-            terminalreporter.write_line(line)

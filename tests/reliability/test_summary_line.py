@@ -1,25 +1,42 @@
-"""The suites' summary line reaches the terminal summary, also from an xdist worker."""
+"""The suites' summary line: recorded in the report's user_properties (which xdist carries from
+its workers) and printed by the top conftest, the only one the xdist controller loads."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+import io
 from pathlib import Path
+from types import SimpleNamespace
 
-ROOT = Path(__file__).resolve().parents[2]
+import pytest
+from _pytest.config import Config
+
+import tests.conftest as top
+import tests.reliability.conftest as suites
 
 
-def test_a_suite_line_is_printed_in_the_terminal_summary(tmp_path: Path) -> None:
-    probe = tmp_path / "test_probe.py"
-    probe.write_text("def test_probe(summary):\n    summary('R0 probe: 3 rounds, 0 failures')\n")
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.reliability.conftest",
-         "-n", "1", "--rootdir", str(tmp_path), str(probe)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-        env={**os.environ, "SLOP_RELIABILITY_ARTIFACT": str(tmp_path / "lines.txt")},
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout[-2000:]
-    after = run.stdout.split("reliability summary", 1)
-    assert len(after) == 2 and "R0 probe: 3 rounds, 0 failures [fast]" in after[1], run.stdout[-2000:]
-    assert "R0 probe: 3 rounds, 0 failures [fast]" in (tmp_path / "lines.txt").read_text()
+def test_the_section_is_printed_by_the_top_conftest_from_the_reports(pytestconfig: Config) -> None:
+    assert not hasattr(suites, "pytest_terminal_summary")  # the controller would never run it
+    out = io.StringIO()
+    reporter = pytest.TerminalReporter(pytestconfig, out)  # type: ignore[arg-type]
+    line = "R0 probe: 3 rounds, 0 failures [fast]"
+    reporter.stats = {
+        "passed": [
+            SimpleNamespace(when="call", user_properties=[(suites.SUMMARY_KEY, line)]),
+            SimpleNamespace(when="setup", user_properties=[(suites.SUMMARY_KEY, "not from a call")]),
+            SimpleNamespace(when="call", user_properties=[("other", "x")]),
+        ]
+    }
+    top.pytest_terminal_summary(reporter)
+    printed = out.getvalue()
+    assert "reliability summary" in printed and line in printed and "not from a call" not in printed
+
+
+def test_the_fixture_records_the_line_in_the_report_and_the_artifact(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(suites, "ARTIFACT", tmp_path / "lines.txt")
+    record = suites.summary.__wrapped__(request)  # type: ignore[attr-defined]
+    record("R0 probe: 2 rounds")
+    assert (suites.SUMMARY_KEY, "R0 probe: 2 rounds [fast]") in request.node.user_properties
+    request.node.user_properties.clear()  # a probe: not a line for this run's summary
+    assert (tmp_path / "lines.txt").read_text().endswith("R0 probe: 2 rounds [fast]\n")

@@ -203,13 +203,7 @@ class EventJournal:
         The payload is stored as a :func:`json_snapshot`, so readers can serialize it and
         the publisher may keep mutating what it passed.
         """
-        snapshot = json_snapshot(payload or {})
-        with self._cond:
-            seq = self._next_seq
-            self._next_seq += 1
-            self._events.append(JournalEvent(seq, time.time(), event_type, snapshot))
-            self._cond.notify_all()
-            return seq
+        return self.publish_snapshot(event_type, json_snapshot(payload or {}))
 
     def publish_snapshot(self, event_type: str, snapshot: dict[str, Any]) -> int:
         """Record an event whose payload the caller already made with :func:`json_snapshot`

@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from manual_slop.ai.comms import CommsLog, get_current_tier, set_current_tier
-from manual_slop.ai.errors import AIError, ProviderError
-from manual_slop.ai.images import ImageAttachment, ImageSet, admit
+from manual_slop.ai.errors import AIError
+from manual_slop.ai.images import ImageSet, admit
 from manual_slop.ai.images import estimate_tokens as image_tokens
 from manual_slop.ai.loop_guard import GuardLimits
 from manual_slop.ai.messages import Message, ModelRequest, StreamSink, ToolChoice, Usage
@@ -33,6 +33,7 @@ from manual_slop.ai.prompts import (
     COMPRESSION_PROMPT,
     PATCH_PROMPT,
     SUMMARY_PROMPT,
+    summary_request,
     system_text,
 )
 from manual_slop.ai.providers import Provider, ProviderConfig, ProviderHooks, provider_class
@@ -467,7 +468,7 @@ class AIClient:
         self._active_cancel = cancel  # cleanup() stops it
         self.last_usage = Usage()
         run = active_run() if keep_history else NO_RUN  # sub-calls are no runs of their own
-        redact = self.redact_callback or _unchanged
+        redact = self.redact_callback or str  # no redactor: the text as it is
         user_message, discussion_history = redact(user_message), redact(discussion_history)
         prompt = system_prompt if system_prompt is not None else settings.system_prompt
 
@@ -521,7 +522,10 @@ class AIClient:
                 else user_message
             )
             context_md, system = prepared
-            sent_images = self._admit_images(provider, images)
+            sent_images = admit(images, provider.image_support, provider.name).report(
+                lambda payload: self._append_comms("OUT", "images", payload),
+                lambda notice: self._notify("warning", notice),
+            )
             if fit_context is not None or context_md:  # the context this provider's window has room for
                 budget = budget_for(
                     provider,
@@ -589,30 +593,20 @@ class AIClient:
                 raise  # a stop is not a failure: no fallback
             except AIError as error:
                 last_error = error
-                passed_over.append(f"{name} failed ({_short(error)})")
+                passed_over.append(f"{name} failed ({error.brief()})")
                 if index + 1 < len(chain):
                     reason = error.ui_message().replace("\n\n", " ")
                     self._append_comms(
                         "OUT", "fallback", {"from": name, "to": chain[index + 1], "reason": reason}
                     )
                     self._notify(
-                        "warning", f"{name} failed ({_short(error)}); falling back to {chain[index + 1]}"
+                        "warning", f"{name} failed ({error.brief()}); falling back to {chain[index + 1]}"
                     )
                 continue
             return Answer(text, name, provider.answering_model(), "; ".join(passed_over), loop.limit_hit)
         assert last_error is not None
-        self.conversations.error(conversation_id, _short(last_error), kind=type(last_error).__name__)
+        self.conversations.error(conversation_id, last_error.brief(), kind=type(last_error).__name__)
         raise last_error
-
-    def _admit_images(self, provider: Provider, images: ImageSet | None) -> tuple[ImageAttachment, ...]:
-        """The images ``provider`` takes; the others are said in the comms log and as warnings
-        (the text request goes either way)."""
-        admitted = admit(images, provider.image_support, provider.name)
-        if admitted.payload is not None:
-            self._append_comms("OUT", "images", admitted.payload)
-        for notice in admitted.notices:
-            self._notify("warning", notice)
-        return admitted.sent
 
     def _compactor(self, settings: ClientSettings, provider: Provider, cancel: CancelToken) -> Compactor:
         """The conversation's compaction on ``provider`` (and the memory budget it splits)."""
@@ -720,12 +714,7 @@ class AIClient:
 
     def run_subagent_summarization(self, file_path: str, content: str, is_code: bool, outline: str) -> str:
         """A model-written summary of one file (for files too large to send whole)."""
-        kind = "source file" if is_code else "document"
-        parts = [f"File: {file_path} ({kind})"]
-        if outline.strip():
-            parts.append(f"Outline:\n{outline}")
-        parts.append(f"Content:\n```\n{content}\n```")
-        return self._one_shot(SUMMARY_PROMPT, "\n\n".join(parts))
+        return self._one_shot(SUMMARY_PROMPT, summary_request(file_path, content, is_code, outline))
 
     def run_tier4_patch_generation(self, error: str, file_context: str) -> str:
         """A unified diff proposed to fix ``error`` given ``file_context`` (text only)."""
@@ -794,23 +783,13 @@ class AIClient:
         return self.conversations.open(conversation)
 
 
+@dataclasses.dataclass(slots=True)
 class _Family:
     """What a client shares with its forks: the in-process local model and the lock that lets
     one request at a time use it."""
 
-    def __init__(self) -> None:
-        self.local: Provider | None = None
-        self.local_lock = threading.RLock()
-
-
-def _unchanged(text: str) -> str:
-    return text
-
-
-def _short(error: AIError) -> str:
-    if isinstance(error, ProviderError):
-        return f"{error.kind}{f', HTTP {error.status}' if error.status else ''}"
-    return type(error).__name__
+    local: Provider | None = None
+    local_lock: threading.RLock = dataclasses.field(default_factory=threading.RLock)
 
 
 ai_client = AIClient()

@@ -62,6 +62,10 @@ class AIError(Exception):
         """Text for the response view and the status line."""
         return str(self)
 
+    def brief(self) -> str:
+        """A few words for a fallback line or a conversation's error mark."""
+        return type(self).__name__
+
 
 class ConfigurationError(AIError):
     """A setting the client cannot use; the message names the setting and what it expects."""
@@ -118,6 +122,9 @@ class ProviderError(AIError):
         self.retryable = retryable
         self.detail = message if message is not None else _describe(original)
         super().__init__(f"{provider} {self.kind}: {self.detail}")
+
+    def brief(self) -> str:
+        return f"{self.kind}{f', HTTP {self.status}' if self.status else ''}"
 
     def ui_message(self) -> str:
         status = f" (HTTP {self.status})" if self.status else ""

@@ -151,6 +151,17 @@ class Admitted:
     payload: dict[str, Any] | None
     notices: tuple[str, ...]
 
+    def report(
+        self, comms: Callable[[dict[str, Any]], None], warn: Callable[[str], None]
+    ) -> tuple[ImageAttachment, ...]:
+        """Say the decision (the comms log's ``images`` entry, a warning per notice) and return
+        the images to send: the text request goes either way."""
+        if self.payload is not None:
+            comms(self.payload)
+        for notice in self.notices:
+            warn(notice)
+        return self.sent
+
 
 def admit(images: ImageSet | None, support: ImageSupport | None, provider: str) -> Admitted:
     """The images ``provider`` (which takes ``support``) gets, and a refusal with the reason for

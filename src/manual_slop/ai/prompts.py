@@ -8,6 +8,7 @@ __all__ = [
     "PATCH_PROMPT",
     "SECURITY_NOTE",
     "SUMMARY_PROMPT",
+    "summary_request",
     "system_text",
 ]
 
@@ -47,4 +48,14 @@ def system_text(system_prompt: str, md_content: str, memory: str = "") -> str:
         parts.append(prompt)
     if memory.strip():
         parts.append(memory.strip())
+    return "\n\n".join(parts)
+
+
+def summary_request(file_path: str, content: str, is_code: bool, outline: str) -> str:
+    """The prompt of a model-written summary of one file (with its outline when there is one)."""
+    kind = "source file" if is_code else "document"
+    parts = [f"File: {file_path} ({kind})"]
+    if outline.strip():
+        parts.append(f"Outline:\n{outline}")
+    parts.append(f"Content:\n```\n{content}\n```")
     return "\n\n".join(parts)

@@ -25,7 +25,15 @@ from manual_slop.tools.files import walk_files
 from manual_slop.tools.textio import TextFile, read_text, to_newline, write_text
 from manual_slop.tools.tool import Tool, ToolRun
 
-__all__ = ["Parsed", "find_definition", "outline_lines", "parse", "python_tools", "syntax_message"]
+__all__ = [
+    "Parsed",
+    "find_definition",
+    "outline_lines",
+    "parse",
+    "python_tools",
+    "syntax_message",
+    "write_planned",
+]
 
 SOURCE_LIMIT = 10_000_000
 USAGE_LIMIT = 500
@@ -263,12 +271,17 @@ def plan_update_definition(args: dict[str, Any], run: ToolRun) -> EditPlan:
     )
 
 
+def write_planned(change: EditPlan, name: str, what: str, *, subject: str = "") -> str:
+    """Write an approved Python edit (nothing when it changes nothing) and say what happened:
+    the one ending of every tool that edits a definition or a declaration."""
+    if change.old_text == change.new_text:
+        return f"{name} in {change.shown} already has this {what}; nothing written"
+    write_text(change.path, change.data)
+    return f"updated {subject or name} in {change.shown}; the file still parses"
+
+
 def py_update_definition(args: dict[str, Any], run: ToolRun) -> str:
-    plan = plan_update_definition(args, run)
-    if plan.old_text == plan.new_text:
-        return f"{args['name']} in {plan.shown} already has this source; nothing written"
-    write_text(plan.path, plan.data)
-    return f"updated {args['name']} in {plan.shown}; the file still parses"
+    return write_planned(plan_update_definition(args, run), args["name"], "source")
 
 
 # -- declarations ------------------------------------------------------------------------------------

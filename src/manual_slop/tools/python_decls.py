@@ -24,8 +24,8 @@ from typing import Any
 from manual_slop import pyparse
 from manual_slop.tools.edits import EditPlan
 from manual_slop.tools.errors import ToolInputError
-from manual_slop.tools.python_ast import Parsed, find_definition, parse, syntax_message
-from manual_slop.tools.textio import to_newline, write_text
+from manual_slop.tools.python_ast import Parsed, find_definition, parse, syntax_message, write_planned
+from manual_slop.tools.textio import to_newline
 from manual_slop.tools.tool import Tool, ToolRun
 
 __all__ = ["declaration_tools", "plan_set_signature", "plan_set_var_declaration"]
@@ -196,11 +196,8 @@ def _writer(
     plan: Callable[[dict[str, Any], ToolRun], EditPlan], what: str
 ) -> Callable[[dict[str, Any], ToolRun], str]:
     def handler(args: dict[str, Any], run: ToolRun) -> str:
-        change = plan(args, run)
-        if change.old_text == change.new_text:
-            return f"{args['name']} in {change.shown} already has this {what}; nothing written"
-        write_text(change.path, change.data)
-        return f"updated the {what} of {args['name']} in {change.shown}; the file still parses"
+        name = args["name"]
+        return write_planned(plan(args, run), name, what, subject=f"the {what} of {name}")
 
     return handler
 

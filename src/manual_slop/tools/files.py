@@ -27,6 +27,7 @@ TREE_ENTRY_LIMIT = 2_000
 SEARCH_LIMIT = 1_000
 GREP_FILE_LIMIT = 20_000_000  # files larger than this are skipped by grep
 GREP_LINE_CHARS = 300
+GREP_REGEX_CHARS = 2_000  # a longer pattern costs seconds of CPU to compile and scan; no search needs it
 SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache",
      ".ruff_cache", ".tox"}
@@ -230,7 +231,7 @@ def grep(args: dict[str, Any], run: ToolRun) -> str:
     if not root.exists():
         raise ToolInputError(f"no such file or directory: {run.display(root)}")
     try:
-        regex = re.compile(args["regex"])
+        regex = re.compile(args["regex"])  # its length is bounded by the schema (GREP_REGEX_CHARS)
     except re.error as exc:
         raise ToolInputError(f"invalid regex {args['regex']!r}: {exc}") from None
     limit = int(args.get("max_results", 100))
@@ -348,7 +349,12 @@ def file_tools() -> list[Tool]:
             _schema(
                 {
                     "path": _path_param("File or folder to search ('.' for the whole project)"),
-                    "regex": {"type": "string", "minLength": 1, "description": "Python regular expression"},
+                    "regex": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": GREP_REGEX_CHARS,
+                        "description": "Python regular expression",
+                    },
                     "max_results": {
                         "type": "integer",
                         "minimum": 1,

@@ -88,9 +88,20 @@ def _validation_message(tool: Tool, args: Any) -> str | None:
         return None
     where = "/".join(str(p) for p in error.absolute_path)
     location = f" (at '{where}')" if where else ""
-    return f"Parameter validation error: {error.message}{location}. Parameters of {tool.name}: " + (
+    return f"Parameter validation error: {_error_text(error)}{location}. Parameters of {tool.name}: " + (
         _signature(tool)
     )
+
+
+def _error_text(error: Any) -> str:
+    """jsonschema's message, except that a size error states sizes instead of quoting the value
+    (its message repeats the whole value: a megabyte for a megabyte-long argument)."""
+    sizes = {"maxLength": ("characters", "at most"), "minLength": ("characters", "at least"),
+             "maxItems": ("items", "at most"), "minItems": ("items", "at least")}  # fmt: skip
+    if error.validator in sizes and isinstance(error.instance, str | list):
+        unit, bound = sizes[error.validator]
+        return f"{len(error.instance):,} {unit}, {bound} {error.validator_value:,} allowed"
+    return error.message
 
 
 def _signature(tool: Tool) -> str:

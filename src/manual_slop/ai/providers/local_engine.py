@@ -11,7 +11,8 @@ destructor stops that thread and joins it — but two things are not:
   interpreter ends with a send still running (a daemon thread, a quit that stopped waiting) or
   with an engine kept alive past exit by a stray reference (a kept traceback's frame), whose
   thread nobody joins. ``scripts/stress_local_engine.py`` reproduces both.
-- **two owners**: code that holds the engine can outlive the provider's idea of it.
+- **a second owner**: a reference kept elsewhere (a kept traceback's frame, a caller's local)
+  keeps the engine and its thread alive after the provider let go of it.
 
 So one :class:`EngineHolder` owns each engine and is the only long-lived reference to it.
 Calls go through :meth:`EngineHolder.call` (counted; no frame keeps the engine afterwards).
@@ -20,7 +21,8 @@ and stops the call between two tokens or two prompt batches — waits for the ru
 return, then drops the engine, so the C++ thread is joined before ``close`` returns. A close
 that times out leaves the engine to the last call out, which frees it. At interpreter exit an
 ``atexit`` hook closes every holder still open in this process; if a call will not stop even
-then, the process ends with ``os._exit`` (no C++ destructors) rather than crash.
+then, the process ends with ``os._exit`` (no C++ destructors) rather than crash. (A send on a
+non-daemon thread is waited for by the interpreter before atexit hooks run: it ends by itself.)
 """
 
 from __future__ import annotations

@@ -37,9 +37,9 @@ from __future__ import annotations
 import http.client
 import importlib.util
 import json
+import logging
 import os
 import secrets
-import threading
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +49,7 @@ from manual_slop.ai.errors import ConfigurationError, ErrorKind, ProviderError, 
 from manual_slop.ai.grammar import json_answer_format, text_grammar, turn_grammar
 from manual_slop.ai.messages import ModelReply, ModelRequest, ToolChoice, Usage, invalid_call
 from manual_slop.ai.providers.base import Provider
+from manual_slop.ai.providers.local_engine import CLOSE_TIMEOUT_S, EngineHolder, EngineStopping
 from manual_slop.ai.xml_protocol import (
     EventKind,
     ParsedTurn,
@@ -89,6 +90,7 @@ LOOP_MARK = "[stopped: the model was repeating itself]"
 TOKENIZE_TIMEOUT_S = 10.0
 COMPACT_TOOLS_WINDOW = 16_384  # windows up to this get the one-line-per-tool list
 EngineFactory = Callable[..., Any]
+log = logging.getLogger(__name__)
 
 
 def bundled_model_path() -> Path | None:
@@ -205,8 +207,8 @@ class LocalProvider(Provider):
     def __init__(self, config, hooks=None, engine_factory: EngineFactory | None = None) -> None:
         super().__init__(config, hooks)
         self._engine_factory = engine_factory or xllamacpp_engine
-        self._engine: Any = None
-        self._engine_lock = threading.Lock()
+        # the only owner of the loaded model: freed only once no call runs on it (local_engine)
+        self._holder = EngineHolder(self._load_engine)
         self._api_key = secrets.token_urlsafe(32)  # the listener's key: never leaves this object
         self.model_path: Path | None = None
 
@@ -238,12 +240,17 @@ class LocalProvider(Provider):
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` by the model's own tokenizer (an estimate if it cannot answer)."""
-        try:
-            address = getattr(self.engine(), "listening_address", "")
-        except ConfigurationError:
-            address = ""
-        if not address or not text:
+        if not text:
             return super().count_tokens(text)
+        try:
+            with self._holder.using() as engine:  # counted as a call: a close waits for it
+                address = getattr(engine, "listening_address", "")
+                del engine
+                return self._tokenize(address, text) if address else super().count_tokens(text)
+        except (ConfigurationError, EngineStopping):
+            return super().count_tokens(text)
+
+    def _tokenize(self, address: str, text: str) -> int:
         url = urllib.parse.urlsplit(address)
         # http.client, not urllib: no proxy from the environment may see this request
         host = url.hostname or "127.0.0.1"
@@ -290,22 +297,30 @@ class LocalProvider(Provider):
         return bundled
 
     def engine(self) -> Any:
-        with self._engine_lock:
-            if self._engine is None:
-                path = self.resolve_model_path()
-                threads = int(self.config.options.get("n_threads") or default_threads())
-                try:
-                    self._engine = self._engine_factory(
-                        model_path=path, n_ctx=self.n_ctx, n_threads=threads, api_key=self._api_key
-                    )
-                except ImportError as exc:
-                    raise ConfigurationError(f"xllamacpp is not installed ({exc}); run `make setup`") from exc
-                self.model_path = path
-            return self._engine
+        """The loaded engine (loading it): for a quick look only — calls go through the holder,
+        and a reference kept past :meth:`close` would keep the model and its thread alive."""
+        with self._holder.using() as engine:
+            return engine
 
-    def close(self) -> None:
-        with self._engine_lock:
-            self._engine = None  # xllamacpp frees the model when the server object goes
+    def _load_engine(self) -> Any:
+        path = self.resolve_model_path()
+        threads = int(self.config.options.get("n_threads") or default_threads())
+        try:
+            engine = self._engine_factory(
+                model_path=path, n_ctx=self.n_ctx, n_threads=threads, api_key=self._api_key
+            )
+        except ImportError as exc:
+            raise ConfigurationError(f"xllamacpp is not installed ({exc}); run `make setup`") from exc
+        self.model_path = path
+        return engine
+
+    def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
+        """Stop the calls running on the model, wait for them (at most ``timeout`` s), free it.
+        A call that does not return in time frees it when it does (never under a running call)."""
+        if not self._holder.close(timeout):
+            log.warning(
+                "a local model call did not stop within %.0f s; the model is freed when it returns", timeout
+            )
 
     # -- the call ------------------------------------------------------------------------------
     def render(self, request: ModelRequest) -> dict[str, Any]:
@@ -339,8 +354,8 @@ class LocalProvider(Provider):
         }
 
     def generate(self, request: ModelRequest) -> ModelReply:
-        engine = self.engine()
         body = self.render(request)
+        holder = self._holder
         parser = StreamParser()
         turn = ParsedTurn()
         usage = Usage()
@@ -350,11 +365,14 @@ class LocalProvider(Provider):
         # progress reports its size) and the generated tokens (one per chunk) instead.
         counted = {"prompt": 0, "generated": 0}
         generated: list[str] = []  # the raw text, execute blocks included (the loop check reads it)
-        finish = {"reason": "", "looping": False}
+        finish = {"reason": "", "looping": False, "closed": False}
 
         def on_chunk(chunk: Any) -> bool:
             if request.cancel.cancelled:
                 return True  # stop: between tokens, or between two prompt batches
+            if holder.stopping:  # the model is being closed (quit, model switch): let it go
+                finish["closed"] = True
+                return True
             if isinstance(chunk, str):  # some builds hand back JSON text
                 chunk = json.loads(chunk)
             if isinstance(chunk, dict) and chunk.get("error"):
@@ -382,8 +400,8 @@ class LocalProvider(Provider):
             return tools and parser.done  # stop generating once the execute block closed
 
         try:
-            result = engine.handle_chat_completions(body, on_chunk)
-        except ProviderError:
+            result = holder.call("handle_chat_completions", body, on_chunk)
+        except (ProviderError, ConfigurationError):  # ConfigurationError: the model could not load
             raise
         except Exception as exc:
             raise self.classify(exc) from exc
@@ -392,6 +410,9 @@ class LocalProvider(Provider):
         if not usage.input_tokens and not usage.output_tokens:
             usage.input_tokens, usage.output_tokens = counted["prompt"], counted["generated"]
         request.cancel.check(turn.text)
+        if finish["closed"]:
+            closed = "the local model was closed during the call (the app is quitting or the model changed)"
+            raise self.error(ErrorKind.UNKNOWN, None, retryable=False, message=closed)
         if failure:
             raise self.classify(WireError(f"the local model failed: {failure[0][:300]}"))
         if tools:

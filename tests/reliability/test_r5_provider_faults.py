@@ -13,9 +13,10 @@ deadline overruns it. The long variant also sends through the REAL Gemini CLI (`
 against a faulting Gemini fake (about 8 s of Node start-up a run on a loaded machine: long only).
 
 Per send the suite checks: it ended within ``deadline_s + timeout_s + slack`` (a bounded wait,
-with a thread dump when not); the ending is an ``Answer`` or a ``ProviderError`` with a
-``kind``; the count of model calls the fake saw (the CLI: its runs) equals the comms log's
-attempts (``retry`` + ``error`` + ``response`` entries). Fast: 40 sends over six providers;
+with a thread dump when not); the ending is the fake's answer (not a fault passed off as one:
+an empty or cut answer) or a ``ProviderError`` with a ``kind``; the count of model calls the
+fake saw (the CLI: its runs) equals the comms log's attempts (``retry`` + ``error`` +
+``response`` entries). Fast: 40 sends over six providers;
 long (``make reliability``): 1,000, plus 30 through the real CLI.
 """
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import re
 import shutil
 import threading
 import time
@@ -80,6 +82,7 @@ PROVIDERS: dict[str, tuple[Callable[[], FakeServer], str, bool]] = {
     "minimax": (OpenAIFake, "", True),
 }
 LOCAL = "local"
+ANSWER = re.compile(r"answer \d+")  # what every fake answers when it does not fault
 
 
 @dataclass(slots=True)
@@ -91,6 +94,7 @@ class Tally:
     errors: Counter[str] = field(default_factory=Counter)
     per_provider: Counter[str] = field(default_factory=Counter)
     unclassified: list[str] = field(default_factory=list)
+    false_answers: list[str] = field(default_factory=list)
     attempts_server: int = 0
     attempts_logged: int = 0
     mismatches: list[str] = field(default_factory=list)
@@ -213,6 +217,8 @@ def _send(index: int, name: str, rig: Rig, tally: Tally) -> None:
     tally.slowest = max(tally.slowest, outcome.elapsed)
     if outcome.error is None:
         tally.answers += 1
+        if not ANSWER.fullmatch(str(outcome.value)):  # a fault passed off as an answer
+            tally.false_answers.append(f"{name} send {index}: answered {str(outcome.value)[:80]!r}")
     elif isinstance(outcome.error, ProviderError) and outcome.error.kind in ErrorKind:
         tally.errors[str(outcome.error.kind)] += 1
     else:
@@ -259,6 +265,7 @@ def test_every_send_ends_classified_within_its_deadline(rigs, cli_rig, injector,
     assert not tally.unclassified, "sends ended in errors without a ProviderError kind:\n" + "\n".join(
         tally.unclassified
     )
+    assert not tally.false_answers, "faults taken for answers:\n" + "\n".join(tally.false_answers)
     assert not tally.mismatches, "the comms log misses attempts:\n" + "\n".join(tally.mismatches)
     # the faults were really there (the seeds make every kind appear in the fast run too)
     assert set(FAULT_KINDS) <= set(faults), faults

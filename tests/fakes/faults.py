@@ -11,6 +11,13 @@ own seeded random generator, either a healthy ``Reply`` or one of the faults a r
     truncated    the answer stops halfway (a stream inside an SSE event)
     garbage      a 200 whose body is not the protocol (HTML, bytes, half a JSON)
 
+:class:`InBandErrors` wraps an injector for a protocol that also reports errors in a 200 body
+(MiniMax's ``base_resp.status_code``): every other 429 or 5xx it draws comes back that way.
+
+:class:`LocalFaultInjector` draws the same way for the local model's fake
+(:class:`~tests.fakes.llama.FakeLlamaServer`): a generation that stalls (before its first token
+or mid-answer) or dies (raising, or in an error chunk).
+
 While :meth:`FaultInjector.outage` is on, every call fails with a slow transient fault (a
 stall, or a 429 asking for ``outage_retry_after`` seconds): only the client's deadline ends a
 send then. Every decision is recorded in ``drawn`` (in call order), so a test can compare what
@@ -26,15 +33,19 @@ import contextlib
 import random
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from tests.fakes.http import Recorded
-from tests.fakes.script import Fail, Hang, Raw, Reply, Reset, Truncated, Turn
+from tests.fakes.llama import LlamaAbort, LlamaStall
+from tests.fakes.script import Fail, Hang, Json, Raw, Reply, Reset, Truncated, Turn
 
-__all__ = ["FAULT_KINDS", "FaultInjector"]
+__all__ = ["FAULT_KINDS", "LOCAL_FAULT_KINDS", "FaultInjector", "InBandErrors", "LocalFaultInjector"]
 
 FAULT_KINDS = ("rate_limit", "server_error", "reset", "stall", "truncated", "garbage")
+# a local model's generation: stalls before its first token or mid-answer; dies raising or in a chunk
+LOCAL_FAULT_KINDS = ("stall_first", "stall", "abort", "abort_chunk")
 
 _GARBAGE = (
     ("<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html"),
@@ -62,25 +73,23 @@ class FaultInjector:
     _deck: list[str] = field(default_factory=list, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
+    ALL_KINDS: ClassVar[tuple[str, ...]] = FAULT_KINDS
+
     def __post_init__(self) -> None:
-        unknown = set(self.kinds) - set(FAULT_KINDS)
+        unknown = set(self.kinds) - set(self.ALL_KINDS)
         if unknown:
-            raise ValueError(f"unknown fault kind(s) {sorted(unknown)}; expected some of {FAULT_KINDS}")
+            raise ValueError(f"unknown fault kind(s) {sorted(unknown)}; expected some of {self.ALL_KINDS}")
         self._rng = random.Random(self.seed)
         self._outage_rng = random.Random(self.seed + 1)
 
-    def __call__(self, request: Recorded) -> Turn:
+    def __call__(self, request: Any) -> Any:
         with self._lock:
             rng = self._rng
             if self.in_outage:
-                kind = self._outage_rng.choice(("stall", "rate_limit"))
-                self.drawn.append(f"outage_{kind}")
-                if kind == "stall":
-                    return Hang(self.stall_s)
-                return Fail(429, headers={"Retry-After": f"{self.outage_retry_after:g}"})
+                return self._outage_turn(self._outage_rng)
             if rng.random() >= self.rate:
                 self.drawn.append("ok")
-                return Reply(f"answer {len(self.drawn)}")
+                return self._ok(f"answer {len(self.drawn)}")
             if not self._deck:  # kinds are dealt from a shuffled deck: every kind within len(kinds)
                 self._deck = list(self.kinds)
                 rng.shuffle(self._deck)
@@ -103,7 +112,17 @@ class FaultInjector:
         with self._lock:
             return Counter(self.drawn)
 
-    def _fault(self, kind: str, rng: random.Random) -> Turn:
+    def _ok(self, text: str) -> Any:
+        return Reply(text)
+
+    def _outage_turn(self, rng: random.Random) -> Any:
+        kind = rng.choice(("stall", "rate_limit"))
+        self.drawn.append(f"outage_{kind}")
+        if kind == "stall":
+            return Hang(self.stall_s)
+        return Fail(429, headers={"Retry-After": f"{self.outage_retry_after:g}"})
+
+    def _fault(self, kind: str, rng: random.Random) -> Any:
         if kind == "rate_limit":
             wait = self.long_retry_after if rng.random() < 0.1 else rng.choice((0.0, 0.01, 0.02))
             return Fail(429, headers={"Retry-After": f"{wait:g}"})
@@ -118,3 +137,56 @@ class FaultInjector:
             return Truncated(Reply("a streamed answer that will be cut off " * 4), mid_event=True)
         body, content_type = rng.choice(_GARBAGE)
         return Raw(body, status=200, content_type=content_type)
+
+
+# MiniMax's in-band codes for what other servers say with a status: rpm limit, internal error
+_IN_BAND = {429: (1002, "rpm limit exceeded"), 500: (1013, "internal service error")}
+
+
+@dataclass(slots=True)
+class InBandErrors:
+    """A responder wrapping ``inner``: every other 429 or 5xx it answers becomes an HTTP 200 whose
+    body carries only ``base_resp`` (``status_code`` 1002 or 1013), as MiniMax answers."""
+
+    inner: Callable[[Recorded], Turn]
+    converted: int = 0
+    _flip: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def __call__(self, request: Recorded) -> Turn:
+        turn = self.inner(request)
+        if not isinstance(turn, Fail) or (turn.status != 429 and turn.status < 500):
+            return turn
+        with self._lock:
+            self._flip = not self._flip
+            if not self._flip:
+                return turn
+            self.converted += 1
+        code, message = _IN_BAND[429 if turn.status == 429 else 500]
+        return Json({"base_resp": {"status_code": code, "status_msg": message}}, status=200)
+
+
+@dataclass(slots=True)
+class LocalFaultInjector(FaultInjector):
+    """The same draw for :class:`~tests.fakes.llama.FakeLlamaServer` (its ``responder``): a
+    generation stalls for ``stall_s`` (before its first token or mid-answer) or dies (raising, or
+    in an error chunk). During an outage every generation stalls."""
+
+    kinds: tuple[str, ...] = LOCAL_FAULT_KINDS
+    ALL_KINDS: ClassVar[tuple[str, ...]] = LOCAL_FAULT_KINDS
+
+    def _ok(self, text: str) -> Any:
+        return text
+
+    def _outage_turn(self, rng: random.Random) -> Any:
+        self.drawn.append("outage_stall")
+        return LlamaStall("a late answer", self.stall_s, after=rng.randint(0, 3))
+
+    def _fault(self, kind: str, rng: random.Random) -> Any:
+        if kind in ("stall", "stall_first"):
+            return LlamaStall(
+                "an answer that stalls halfway", self.stall_s, after=0 if kind == "stall_first" else 3
+            )
+        return LlamaAbort(
+            "slot failed: the generation died", after=rng.randint(0, 3), chunk=kind == "abort_chunk"
+        )

@@ -1,6 +1,6 @@
-"""R6 MMA chaos: tickets through the real conductor (threads backend, real controller, clutch,
-scratch trees and merges) with a scripted Tier 3 that fails 20 % of its attempts — it raises or
-answers garbage — while a chaos driver pauses and resumes the track and aborts tickets; then a
+"""R6 MMA chaos: tickets through the real conductor (real controller, clutch, scratch trees and
+merges) with a scripted Tier 3 that fails 20 % of its attempts — it raises or answers garbage —
+while a chaos driver pauses and resumes the track and aborts tickets; then a
 second track is aborted whole with workers in flight.
 
 Checks: every ticket ends in a terminal state (or, on the aborted track, none is left running);
@@ -8,16 +8,21 @@ no deadlock — every wait is bounded (an :class:`~tests.reliability.bounded.Ove
 thread dump) and the conductor's two locks are witnessed (:mod:`tests.reliability.lockorder`),
 so two locks taken in opposite orders fail the suite even on a lucky run; every abort completes
 within 2 s (measured); no worker thread and no child process is left. Fast: 40 tickets (+10 on
-the aborted track); long (``make reliability``): 200 (+50).
+the aborted track) on the threads backend; long (``make reliability``): 200 (+50) on threads,
+then the same on the Ray backend (:mod:`tests.reliability.r6_ray`: a real local cluster, each
+attempt a Ray task running the real AI client against a faulting fake; an abort cancels tasks).
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
+import subprocess
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import psutil
 import pytest
@@ -28,8 +33,9 @@ from manual_slop.mma.errors import MMAError
 from manual_slop.mma.models import Ticket, TicketStatus, TierUsage, Track
 from manual_slop.mma.persistence import TrackStore
 from tests.reliability.bounded import Overrun, thread_dump, wait_until
-from tests.reliability.conftest import scale
+from tests.reliability.conftest import LONG, scale
 from tests.reliability.lockorder import LockOrder, TrackedLock
+from tests.reliability.r6_ray import RayRig, ray_model
 from tests.unit.mma.fake_client import Call, FakeTierClient
 
 TICKETS = scale(40, 200)
@@ -38,10 +44,11 @@ FAILURE_RATE = 0.2
 ABORT_LIMIT_S = 2.0
 MAX_TICKET_ABORTS = TICKETS // 10  # chaos, not a massacre: most tickets still run their course
 TRACK_DEADLINE_S = scale(30, 120)  # the chaos track must end by then (else: a deadlock or a hang)
+RAY_TRACK_DEADLINE_S = 900  # on Ray: a worker process starts again after each cancelled task
+# Ray only in the long variant: its cluster alone takes ~10 s to start on the 2-core machine
+BACKENDS = ["threads", "ray"] if LONG else ["threads"]
 TERMINAL = {TicketStatus.COMPLETED, TicketStatus.BLOCKED, TicketStatus.KILLED}
 GARBAGE = ("\x00\ufffd{{not an answer", "}}}]]>", "", "lorem ipsum " * 40, "<html>502</html>")
-
-Runner = Callable[[list[Ticket], FakeTierClient, LockOrder], ConductorEngine]
 
 
 def random_tickets(rng: random.Random, count: int, prefix: str) -> list[Ticket]:
@@ -86,43 +93,69 @@ def chaotic_worker(seed: int, pause_s: tuple[float, float]) -> tuple[Callable[[C
     return respond, drawn
 
 
-@pytest.fixture
-def run_track(make_controller) -> Iterator[Runner]:
-    """``run_track(tickets, client, order)``: a started conductor whose two locks are witnessed by
-    ``order``; every conductor and caller is stopped afterwards (bounded)."""
-    made: list[tuple[ConductorEngine, TierCaller]] = []
-    ctrl = make_controller()
-    ctrl.clutch.set_policy("auto")
+class Tracks:
+    """``tracks(tickets, seed, pause_s, order)``: a started conductor on the backend whose two
+    locks are witnessed by ``order``, and the count of what its Tier 3 drew. ``close()`` stops
+    every conductor and caller (bounded) and, on Ray, the cluster."""
 
-    def factory(tickets: list[Ticket], client: FakeTierClient, order: LockOrder) -> ConductorEngine:
+    def __init__(self, backend: str, ctrl: Any) -> None:
+        self.backend = backend
+        self.ctrl = ctrl
+        self.made: list[tuple[ConductorEngine, TierCaller]] = []
+        self.ray = RayRig(ctrl) if backend == "ray" else None
+
+    def __call__(
+        self, tickets: list[Ticket], seed: int, pause_s: tuple[float, float], order: LockOrder
+    ) -> tuple[ConductorEngine, Counter[str]]:
+        if self.ray is None:
+            respond, drawn = chaotic_worker(seed, pause_s)
+            client = FakeTierClient(respond=respond)
+        else:  # Tier 3 runs in the Ray tasks, on the fake; Tier 4 (local) only says "try again"
+            self.ray.current, drawn = ray_model(seed, pause_s, FAILURE_RATE, GARBAGE)
+            client = FakeTierClient(respond=lambda call: "QA: try again")
         caller = TierCaller(client, TierUsage())
         conductor = ConductorEngine(
-            Track(f"tr_{len(made)}", "Chaos track", "survive", tickets=tickets),
-            ctrl.event_queue,
+            Track(f"tr_{len(self.made)}", "Chaos track", "survive", tickets=tickets),
+            self.ctrl.event_queue,
             True,
-            host=ctrl,
+            host=self.ctrl,
             caller=caller,
             config=ConductorConfig(
-                base_dir=ctrl.base_dir(),
+                base_dir=self.ctrl.base_dir(),
                 max_workers=8,
                 retry_backoff_s=0.01,
                 max_replans=0,
                 tier4_patches=False,
+                remote_attempts=self.ray.remote if self.ray is not None else None,
             ),
-            store=TrackStore(ctrl.base_dir()),
+            store=TrackStore(self.ctrl.base_dir()),
         )
         conductor._lock = TrackedLock("conductor._lock", conductor._lock, order)  # type: ignore[assignment]
         conductor.merge_lock = TrackedLock("conductor.merge_lock", conductor.merge_lock, order)  # type: ignore[assignment]
-        made.append((conductor, caller))
+        self.made.append((conductor, caller))
         conductor.start()
-        return conductor
+        return conductor, drawn
 
-    yield factory
-    for conductor, caller in made:
-        if conductor.is_alive():
-            conductor.abort(wait=3.0)
-        conductor.join(3.0)
-        caller.shutdown(3.0)
+    def close(self) -> None:
+        for conductor, caller in self.made:
+            if conductor.is_alive():
+                conductor.abort(wait=3.0)
+            conductor.join(3.0)
+            caller.shutdown(3.0)
+        self.made.clear()
+        if self.ray is not None:
+            self.ray.close()
+
+
+@pytest.fixture
+def run_track(make_controller, backend: str) -> Iterator[Tracks]:
+    ctrl = make_controller()
+    ctrl.clutch.set_policy("auto")
+    if backend == "ray":
+        subprocess.run(["git", "init", "-q", "-b", "main"], cwd=ctrl.base_dir(), check=True, timeout=30)
+    tracks = Tracks(backend, ctrl)
+    yield tracks
+    tracks.close()
 
 
 def mma_threads() -> list[str]:
@@ -145,23 +178,24 @@ def timed_abort(conductor: ConductorEngine, ticket_id: str | None = None) -> flo
     return took
 
 
-@pytest.mark.timeout(scale(120, 900))
-def test_mma_chaos_every_ticket_ends_no_deadlock_aborts_within_two_seconds(run_track, summary) -> None:
+@pytest.mark.timeout(scale(120, 1_800))
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mma_chaos_every_ticket_ends_no_deadlock_aborts_within_two_seconds(
+    run_track, backend: str, summary
+) -> None:
     rng = random.Random(6)
     order = LockOrder(wait_s=3.0)
     children_before = {p.pid for p in psutil.Process().children(recursive=True)}
     started, cpu = time.monotonic(), time.process_time()
 
     # 1. a track under chaos: pauses and resumes, ticket aborts, to its end
-    respond, drawn = chaotic_worker(seed=1, pause_s=(0.0, 0.01))
-    conductor = run_track(random_tickets(rng, TICKETS, "t"), FakeTierClient(respond=respond), order)
+    conductor, drawn = run_track(random_tickets(rng, TICKETS, "t"), 1, (0.0, 0.01), order)
     pauses, ticket_aborts = 0, []
-    deadline = time.monotonic() + TRACK_DEADLINE_S
+    track_deadline = TRACK_DEADLINE_S if backend == "threads" else RAY_TRACK_DEADLINE_S
+    deadline = time.monotonic() + track_deadline
     while conductor.is_alive():
         if time.monotonic() > deadline:
-            raise Overrun(
-                f"the chaos track did not end within {TRACK_DEADLINE_S} s; threads:\n{thread_dump()}"
-            )
+            raise Overrun(f"the chaos track did not end within {track_deadline} s; threads:\n{thread_dump()}")
         time.sleep(rng.uniform(0.005, 0.03))
         roll = rng.random()
         if roll < 0.15:
@@ -182,24 +216,26 @@ def test_mma_chaos_every_ticket_ends_no_deadlock_aborts_within_two_seconds(run_t
     assert conductor.join(5.0), f"the chaos track's workers did not end:\n{thread_dump()}"
     statuses = Counter(t.status for t in conductor.track.tickets)
     stuck = [t.id for t in conductor.track.tickets if t.status not in TERMINAL]
+    track_s = time.monotonic() - started
 
     # 2. a track aborted whole while its workers are in flight
-    respond_slow, _ = chaotic_worker(seed=2, pause_s=(0.05, 0.2))
-    aborted = run_track(
-        random_tickets(random.Random(7), ABORTED_TICKETS, "a"), FakeTierClient(respond=respond_slow), order
+    aborted, _ = run_track(random_tickets(random.Random(7), ABORTED_TICKETS, "a"), 2, (0.05, 0.2), order)
+    in_flight = 10.0 if backend == "threads" else 60.0  # a Ray worker process may start first
+    wait_until(
+        lambda: len(aborted.pool.active()) >= 2, in_flight, "two workers of the second track in flight"
     )
-    wait_until(lambda: len(aborted.pool.active()) >= 2, 10.0, "two workers of the second track in flight")
     track_abort = timed_abort(aborted)
     left_running = [t.id for t in aborted.track.tickets if t.status is TicketStatus.IN_PROGRESS]
+    run_track.close()  # every conductor, caller and (on Ray) the cluster, before counting what is left
     elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
 
     slowest = max([*ticket_aborts, track_abort or 0.0])
     summary(
-        f"R6 MMA chaos: {TICKETS}+{ABORTED_TICKETS} tickets, worker attempts {dict(drawn)}, "
+        f"R6 MMA chaos ({backend}): {TICKETS}+{ABORTED_TICKETS} tickets, worker attempts {dict(drawn)}, "
         f"ended {dict((str(k), v) for k, v in statuses.items())}, {len(stuck)} not terminal, "
         f"{pauses} pauses, {len(ticket_aborts)} ticket aborts, track abort {track_abort or 0:.3f} s "
         f"(slowest abort {slowest:.3f} s), {len(order.inversions)} lock-order inversions, "
-        f"{len(order.stalls)} lock stalls; {elapsed:.1f} s wall, {cpu:.1f} s CPU"
+        f"{len(order.stalls)} lock stalls; chaos track {track_s:.1f} s, {elapsed:.1f} s wall, {cpu:.1f} s CPU"
     )
     assert not order.inversions and not order.stalls, order.report()
     assert not stuck, f"tickets not in a terminal state: {stuck}"
@@ -214,8 +250,13 @@ def test_mma_chaos_every_ticket_ends_no_deadlock_aborts_within_two_seconds(run_t
     assert all(took < ABORT_LIMIT_S for took in ticket_aborts), ticket_aborts
     assert aborted.status is ConductorStatus.ABORTED and not left_running, (aborted.status, left_running)
     assert mma_threads() == [], mma_threads()
-    children = {p.pid for p in psutil.Process().children(recursive=True)} - children_before
-    assert not children, f"child processes left: {children}"
+
+    def children_left() -> set[int]:
+        return {p.pid for p in psutil.Process().children(recursive=True)} - children_before
+
+    with contextlib.suppress(Overrun):  # Ray's processes take a few seconds to go
+        wait_until(lambda: not children_left(), 0.0 if backend == "threads" else 30.0, "children gone")
+    assert not children_left(), f"child processes left: {children_left()}"
 
 
 def test_lock_order_witness_catches_an_inversion_on_a_planted_stand_in() -> None:

@@ -21,6 +21,11 @@ progress after each). Measured on one core of a 2-core machine reading a 3,000-t
 64-token batches ran at 73 tokens/s (0.9 s a batch), 128 at 64 tokens/s (2 s a batch), 32 at
 35 tokens/s — 64 reads fastest and stops soonest.
 
+A stalled generation is bounded by ``timeout_s`` (as a stalled HTTP read is): the engine runs
+on a helper thread, and when no chunk (token or prompt batch) came for ``timeout_s`` the call
+ends with an ``unknown`` error naming the stall, while the helper stops at the engine's next
+callback. A cancel ends the wait at once in the same way.
+
 A 135M model loops easily, so answers are bounded three ways: ``providers.local.max_tokens``
 (512 by default; ``ai.max_tokens`` when that is smaller; at most half the window), a mild
 repeat penalty (:data:`REPEAT_PENALTY`; 1.3 made the text meaningless) and a repetition
@@ -40,6 +45,8 @@ import json
 import logging
 import os
 import secrets
+import threading
+import time
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
@@ -58,6 +65,7 @@ from manual_slop.ai.xml_protocol import (
     protocol_prompt,
     render_text_messages,
 )
+from manual_slop.cancel import CancelToken
 from manual_slop.config import DEFAULT_MODELS
 
 __all__ = [
@@ -400,7 +408,7 @@ class LocalProvider(Provider):
             return tools and parser.done  # stop generating once the execute block closed
 
         try:
-            result = holder.call("handle_chat_completions", body, on_chunk)
+            result = self._watched_call(holder, body, on_chunk, request.cancel)
         except (ProviderError, ConfigurationError):  # ConfigurationError: the model could not load
             raise
         except Exception as exc:
@@ -427,6 +435,65 @@ class LocalProvider(Provider):
         stop = "tool_calls" if calls else "repetition" if finish["looping"] else finish["reason"] or "stop"
         return ModelReply(text, tuple(calls), usage, stop)
 
+    def _watched_call(
+        self, holder: EngineHolder, body: dict[str, Any], on_chunk: Callable[[Any], bool], cancel: CancelToken
+    ) -> Any:
+        """``handle_chat_completions(body, on_chunk)`` through the engine's holder on a helper
+        thread, given up when no chunk came for ``timeout_s`` (a stalled generation: a classified error) or on a cancel
+        (the caller's cancel check then ends the request). A call given up on stops at its next
+        callback; nothing it hands over afterwards reaches the request."""
+        with holder.using():
+            pass  # load the model here, outside the watch: loading is not a stalled generation
+        watch = _Watch()
+        outcome: dict[str, Any] = {}
+
+        def chunk(data: Any) -> bool:
+            with watch.lock:
+                if watch.abandoned:
+                    return True
+                watch.last = time.monotonic()
+                return on_chunk(data)
+
+        def run() -> None:
+            try:
+                outcome["result"] = holder.call("handle_chat_completions", body, chunk)
+            except BaseException as exc:  # handed to the request's thread below
+                outcome["error"] = exc
+            finally:
+                watch.wake.set()
+
+        limit = self.config.timeout_s
+        unregister = cancel.on_cancel(watch.wake.set)
+        helper = threading.Thread(target=run, name="slop-local-generate", daemon=True)
+        try:
+            helper.start()
+            while True:
+                with watch.lock:
+                    idle = time.monotonic() - watch.last
+                if watch.wake.wait(max(0.0, limit - idle)):
+                    watch.wake.clear()
+                if "result" in outcome or "error" in outcome:
+                    break
+                with watch.lock:
+                    idle = time.monotonic() - watch.last
+                    if cancel.cancelled or idle >= limit:
+                        watch.abandoned = True
+                if watch.abandoned:
+                    if cancel.cancelled:
+                        return None
+                    raise self.error(
+                        ErrorKind.UNKNOWN,
+                        None,
+                        retryable=False,
+                        message=f"the local model produced nothing for {idle:.1f} s (timeout_s is "
+                        f"{limit:g} s): the generation stalled; the machine may be overloaded",
+                    )
+        finally:
+            unregister()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["result"]
+
     def classify(self, exc: BaseException) -> ProviderError:
         if isinstance(exc, ProviderError):
             return exc
@@ -442,6 +509,16 @@ class LocalProvider(Provider):
         if path == bundled_model_path():
             return DEFAULT_MODELS["local"]
         return path.name  # the GGUF file that answered, whatever the model setting says
+
+
+class _Watch:
+    """One engine call's liveness: when its last chunk came, and whether the request gave up on it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.wake = threading.Event()  # the call ended, or the request was cancelled
+        self.last = time.monotonic()
+        self.abandoned = False
 
 
 def _one_copy(text: str) -> str:

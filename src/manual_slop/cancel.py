@@ -29,12 +29,11 @@ retries it or falls back to another provider.
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 __all__ = ["CancelToken", "RequestCancelled", "cancel_scope", "current_token"]
 
@@ -64,7 +63,10 @@ class CancelToken:
     """Set once; interrupters registered with :meth:`on_cancel` run when it is (any thread)."""
 
     def __init__(self) -> None:
-        self._event = threading.Event()
+        # made when first asked for (a wait, ``event``): most sends never wait, and an Event (a
+        # Condition over a lock, built in Python) is the costliest part of a token
+        self._event: threading.Event | None = None
+        self._cancelled = False
         self._lock = threading.Lock()
         self._interrupters: dict[int, Callable[[], None]] = {}
         self._ids = itertools.count()
@@ -72,20 +74,30 @@ class CancelToken:
 
     @property
     def cancelled(self) -> bool:
-        return self._event.is_set()
+        return self._cancelled
 
     @property
     def event(self) -> threading.Event:
         """Set when cancelled (for code that takes an abort flag, e.g. ``ExecutionContext.abort``)."""
-        return self._event
+        event = self._event
+        if event is None:
+            with self._lock:
+                if self._event is None:
+                    self._event = threading.Event()
+                    if self._cancelled:
+                        self._event.set()
+                event = self._event
+        return event
 
     def cancel(self, reason: str = "stopped by the user") -> bool:
         """Cancel and run every interrupter; False when it was already cancelled."""
         with self._lock:
-            if self._event.is_set():
+            if self._cancelled:
                 return False
             self.reason = reason
-            self._event.set()
+            self._cancelled = True
+            if self._event is not None:
+                self._event.set()
             interrupters = list(self._interrupters.values())
             self._interrupters.clear()
         for interrupt in interrupters:
@@ -98,7 +110,7 @@ class CancelToken:
     def on_cancel(self, interrupt: Callable[[], None]) -> Callable[[], None]:
         """Run ``interrupt`` when cancelled (at once if it already is); returns the unregister."""
         with self._lock:
-            if not self._event.is_set():
+            if not self._cancelled:
                 key = next(self._ids)
                 self._interrupters[key] = interrupt
                 return lambda: self._unregister(key)
@@ -111,11 +123,11 @@ class CancelToken:
 
     def wait(self, timeout: float) -> bool:
         """Sleep up to ``timeout`` s; True (early) when cancelled."""
-        return self._event.wait(timeout)
+        return self.event.wait(timeout)
 
     def check(self, partial: str = "") -> None:
         """Raise :class:`RequestCancelled` when cancelled."""
-        if self._event.is_set():
+        if self._cancelled:
             raise RequestCancelled(self.reason or "cancelled", partial)
 
 
@@ -124,11 +136,19 @@ def current_token() -> CancelToken | None:
     return _CURRENT.get()
 
 
-@contextlib.contextmanager
-def cancel_scope(token: CancelToken | None) -> Iterator[None]:
-    """Make ``token`` current for the blocking calls made inside the block."""
-    reset = _CURRENT.set(token)
-    try:
-        yield
-    finally:
-        _CURRENT.reset(reset)
+class cancel_scope:  # lower case: it replaced a function, and reads as one (``with cancel_scope(t):``)
+    """Make ``token`` current for the blocking calls made inside the block.
+
+    A class rather than a generator context manager: entered on every model call, and the
+    generator machinery cost three times the two context-variable calls it wraps."""
+
+    __slots__ = ("_reset", "_token")
+
+    def __init__(self, token: CancelToken | None) -> None:
+        self._token = token
+
+    def __enter__(self) -> None:
+        self._reset = _CURRENT.set(self._token)
+
+    def __exit__(self, *exc: object) -> None:
+        _CURRENT.reset(self._reset)

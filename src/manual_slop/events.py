@@ -65,6 +65,8 @@ class EventEmitter:
         return unsubscribe
 
     def emit(self, event_name: str, *args: Any, **kwargs: Any) -> None:
+        if not self._listeners.get(event_name):  # the usual case on a send: nobody listens
+            return
         with self._lock:
             listeners = list(self._listeners.get(event_name, ()))
         for callback in listeners:

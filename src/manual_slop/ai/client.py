@@ -463,7 +463,8 @@ class AIClient:
             settings = self.settings.copy()
         if summary:  # a summary-phase sub-call answers within the token profile's summary limit
             settings.max_tokens = settings.summary_limit()
-        self._abort.clear()
+        if self._abort.is_set():  # (clear takes the Event's condition lock: only when needed)
+            self._abort.clear()
         cancel = cancel if cancel is not None else CancelToken()
         self._active_cancel = cancel  # cleanup() stops it
         self.last_usage = Usage()

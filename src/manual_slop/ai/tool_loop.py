@@ -330,6 +330,7 @@ class ToolLoop:
         latency_ms = round((time.monotonic() - started) * 1000.0, 1)
         self._answer = reply.text
         setup.usage.add(reply.usage)
+        usage = reply.usage.to_dict()  # the log clips (copies) its payload: one dict serves both
         setup.log(
             "IN",
             "response",
@@ -337,7 +338,7 @@ class ToolLoop:
                 "text": reply.text,
                 "tool_calls": [{"name": c.name, "id": c.id, "args": c.args} for c in reply.tool_calls],
                 "stop_reason": reply.stop_reason,
-                "usage": reply.usage.to_dict(),
+                "usage": usage,
                 "latency_ms": latency_ms,
             },
         )
@@ -345,7 +346,7 @@ class ToolLoop:
             "response_received",
             provider=self.provider.name,
             model=self.provider.config.model,
-            usage=reply.usage.to_dict(),
+            usage=usage,
             latency_ms=latency_ms,
         )
         return reply

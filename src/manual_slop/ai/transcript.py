@@ -151,9 +151,11 @@ class Conversation:
         Only the latest round of the exchange in progress stays whole: once the user has
         asked something new, the outputs of earlier exchanges are old too.
         """
-        last_user = max((i for i, m in enumerate(self.messages) if m.role is Role.USER), default=-1)
         tool_indexes = [i for i, m in enumerate(self.messages) if m.role is Role.TOOL]
-        if tool_indexes and tool_indexes[-1] > last_user:
+        if not tool_indexes:  # no tool outputs: nothing to truncate (every send without tools)
+            return 0
+        last_user = max((i for i, m in enumerate(self.messages) if m.role is Role.USER), default=-1)
+        if tool_indexes[-1] > last_user:
             tool_indexes.pop()
         changed = 0
         for index in tool_indexes:

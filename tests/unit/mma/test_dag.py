@@ -179,3 +179,15 @@ def test_generations_are_networkx_topological_generations() -> None:
     with pytest.raises(CycleDetected) as cyc:
         TrackDAG([t("a", "c"), t("b", "a"), t("c", "b"), t("d")]).generations()
     assert set(cyc.value.cycle) == {"a", "b", "c"}
+
+
+def test_the_walk_adjacency_is_numbered_in_wave_order_and_a_cycle_keeps_the_rest() -> None:
+    # list order is the reverse of wave order: the compact ids still come wave by wave
+    dag = TrackDAG([t("c", "b"), t("b", "a"), t("x"), t("a")])
+    ids, children, indegree = dag._compact()
+    assert ids == ["x", "a", "b", "c"] and children == [[], [2], [3], []] and indegree == [0, 0, 1, 1]
+    assert dag.generations() == [["x", "a"], ["b"], ["c"]] and dag.generations() == [["x", "a"], ["b"], ["c"]]
+    looped = TrackDAG([t("p", "q"), t("q", "p"), t("r"), t("s", "r")])
+    assert looped._compact()[0] == ["r", "s", "p", "q"]  # the cycle's tickets last, in list order
+    with pytest.raises(CycleDetected):
+        looped.generations()

@@ -439,9 +439,9 @@ class LocalProvider(Provider):
         self, holder: EngineHolder, body: dict[str, Any], on_chunk: Callable[[Any], bool], cancel: CancelToken
     ) -> Any:
         """``handle_chat_completions(body, on_chunk)`` through the engine's holder on a helper
-        thread, given up when no chunk came for ``timeout_s`` (a stalled generation: a classified error) or on a cancel
-        (the caller's cancel check then ends the request). A call given up on stops at its next
-        callback; nothing it hands over afterwards reaches the request."""
+        thread, given up when no chunk came for ``timeout_s`` (a stalled generation: a classified
+        error) or on a cancel (the caller's cancel check then ends the request). A call given up
+        on stops at its next callback; nothing it hands over afterwards reaches the request."""
         with holder.using():
             pass  # load the model here, outside the watch: loading is not a stalled generation
         watch = _Watch()

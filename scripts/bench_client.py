@@ -15,6 +15,7 @@ only; nothing passes or fails on absolute times.
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 import time
@@ -73,12 +74,15 @@ def via_client(client: AIClient) -> Callable[[], None]:
     return call
 
 
-def bench_anthropic(calls: int) -> tuple[str, float, float]:
+def bench_anthropic(calls: int, spans: bool = True) -> tuple[str, float, float]:
+    """``spans``: the raw SDK as built by default (an OpenTelemetry span per call); without, as
+    the app builds it (spans off unless OpenTelemetry is configured): the client's own share."""
     import anthropic
 
     with AnthropicFake() as fake:
         fake.push(*[Reply(ANSWER) for _ in range(2 * calls + 20)])
-        raw = anthropic.Anthropic(base_url=fake.base_url, api_key="bench-key", max_retries=0)
+        options = {} if spans else {"open_telemetry": False}
+        raw = anthropic.Anthropic(base_url=fake.base_url, api_key="bench-key", max_retries=0, **options)
         # the same request ai_client sends: the system block carries its cache breakpoint
         system = [{"type": "text", "text": BASE_INSTRUCTIONS, "cache_control": {"type": "ephemeral"}}]
 
@@ -93,7 +97,7 @@ def bench_anthropic(calls: int) -> tuple[str, float, float]:
 
         ours, theirs = alternate(via_client(client_for("anthropic", fake.base_url)), direct, calls)
         raw.close()
-    return "anthropic (anthropic SDK)", ours, theirs
+    return ("anthropic (anthropic SDK)" if spans else "anthropic-own (SDK, no spans)"), ours, theirs
 
 
 def bench_gemini(calls: int) -> tuple[str, float, float]:
@@ -213,7 +217,10 @@ def main() -> int:
     header = f"{'provider':<28} {'ai_client.send':>15} {'raw call':>10} {'ratio':>7} {'CPU ratio':>10}"
     print(f"{header}  (goal <= 1.10)")
     ratios: dict[str, float] = {}
-    for bench in (bench_anthropic, bench_gemini, bench_deepseek):
+    # anthropic-own: against the SDK built as the app builds it (spans off), the client's own
+    # share; informative, the goal is against the SDK as a user gets it by default
+    own = functools.partial(bench_anthropic, spans=False)
+    for bench in (bench_anthropic, own, bench_gemini, bench_deepseek):
         label, ours, theirs = bench(args.calls)
         cpu_ours, cpu_theirs = CPU_MEDIANS["last"]
         ratios[label.split()[0]] = ours / theirs
@@ -223,7 +230,7 @@ def main() -> int:
         )
     local = bench_local(args.local_runs, args.local_tokens) if args.local_runs > 0 else None
     summary = ", ".join(f"{name} {ratio:.3f}" for name, ratio in ratios.items())
-    verdict = "PASS" if max(ratios.values()) <= 1.10 else "FAIL"
+    verdict = "PASS" if max(v for k, v in ratios.items() if k != "anthropic-own") <= 1.10 else "FAIL"
     if local is not None:
         ours, theirs = local
         runs, tokens = args.local_runs, args.local_tokens

@@ -34,6 +34,7 @@ import itertools
 import json
 import logging
 import socket
+import socketserver
 import threading
 import time
 from collections.abc import Iterator
@@ -57,7 +58,6 @@ from manual_slop.hooks.errors import (
 from manual_slop.hooks.guard import MAX_HEADER_BYTES, RequestGuard, is_loopback
 from manual_slop.hooks.status import status_body
 from manual_slop.hooks.token import remove_token_file, runtime_token_path, write_token_file
-from manual_slop.threads import join_all
 
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
@@ -208,6 +208,7 @@ class HookServer:
 
     def stop(self, timeout: float = 2.0) -> list[str]:
         """Stop serving and join every thread; returns the names of threads still alive."""
+        from manual_slop.threads import join_all  # (concurrent.futures) not needed to start
         httpd, thread = self._httpd, self._thread
         if httpd is None or thread is None:
             return []
@@ -537,6 +538,15 @@ class _HttpServer(ThreadingHTTPServer):
         self._connections: dict[threading.Thread, socket.socket] = {}
         self._busy: set[threading.Thread] = set()  # connections handling a request right now
         super().__init__(address, _Handler)
+
+    def server_bind(self) -> None:
+        """Bind without http.server's ``socket.getfqdn(host)``: a reverse name lookup (tens of
+        milliseconds at a cold start, loading the resolver and the IDNA codec) for
+        ``server_name``, which nothing here uses."""
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name = str(host)
+        self.server_port = int(port)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         thread = threading.Thread(

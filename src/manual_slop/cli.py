@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import faulthandler
-import logging
 import os
 import signal
 import sys
@@ -174,7 +173,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from manual_slop.hooks.errors import HookStartError
 
-    logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(levelname)s: %(message)s")
     controller: AppController | None = None
     hook_server: HookServer | None = None
     early: _EarlyStart | None = None
@@ -197,6 +195,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             # While the app is built (imports: the main thread holds the GIL), let the server's
             # threads take it within 1 ms instead of 5: the first /status does not wait on them.
             sys.setswitchinterval(min(switch_interval, 0.001))
+        import logging  # after the Hook API listens: it needs none
+
+        logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(levelname)s: %(message)s")
         try:
             controller = _build_controller(
                 config_file, project_file, log_dir, headless, args, port_file, token_file, started_at, early
@@ -303,6 +304,8 @@ def _run(
 ) -> int:
     """Run the built app until it is asked to stop; the exit code. ``hook_server``: the Hook API
     a headless start started before the app (attached here)."""
+    import logging
+
     from manual_slop.ai import ai_client
     from manual_slop.headless import HeadlessTicker
     from manual_slop.hooks.errors import HookStartError

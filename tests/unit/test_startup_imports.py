@@ -29,7 +29,7 @@ HEAVY = (
 AFTER_LISTENING = (
     "manual_slop.controller", "manual_slop.ai", "manual_slop.hooks.api", "manual_slop.hooks.routes",
     "manual_slop.hooks.openapi", "manual_slop.events", "manual_slop.automation", "manual_slop.state",
-    "asyncio", "tomli_w", "hmac", "secrets", "concurrent.futures", "encodings.idna",
+    "asyncio", "logging", "tomli_w", "hmac", "secrets", "concurrent.futures", "encodings.idna",
 )  # fmt: skip
 
 PROBE = """
@@ -41,15 +41,14 @@ def report(ticker):
     loaded = sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules)
     print("LOADED " + json.dumps(loaded), flush=True)
 
-build = cli._build_controller
+announce = cli._announce
 
-def build_after_listening(*args, **kwargs):
-    # the Hook API listens (and has announced itself) by now: what did that need?
+def announce_and_report(*args, **kwargs):
+    announce(*args, **kwargs)  # the Hook API listens and has said so: what did that need?
     early = sorted(m for m in json.loads(sys.argv[3]) if m in sys.modules)
     print("EARLY " + json.dumps(early), flush=True)
-    return build(*args, **kwargs)
 
-cli._build_controller = build_after_listening
+cli._announce = announce_and_report
 headless.HeadlessTicker.run = report
 code = cli.main(["--headless", "--hook-port", "0", "--config", sys.argv[2]])
 print("EXIT", code, flush=True)

@@ -32,7 +32,6 @@ import contextlib
 import http.client
 import itertools
 import json
-import logging
 import socket
 import socketserver
 import threading
@@ -60,13 +59,21 @@ from manual_slop.hooks.status import status_body
 from manual_slop.hooks.token import remove_token_file, runtime_token_path, write_token_file
 
 if TYPE_CHECKING:
+    import logging
+
     from manual_slop.controller import AppController
     from manual_slop.hooks.api import HookApi
     from manual_slop.hooks.routes import Reply, Route, Router
 
 __all__ = ["MAX_BODY_BYTES", "HookServer"]
 
-log = logging.getLogger(__name__)
+
+def _log() -> logging.Logger:
+    """This module's logger; logging is imported on the first message (not to start serving)."""
+    import logging
+
+    return logging.getLogger(__name__)
+
 
 MAX_BODY_BYTES = 1024 * 1024
 IDLE_TIMEOUT_S = 60.0  # a keep-alive connection silent this long is closed
@@ -209,6 +216,7 @@ class HookServer:
     def stop(self, timeout: float = 2.0) -> list[str]:
         """Stop serving and join every thread; returns the names of threads still alive."""
         from manual_slop.threads import join_all  # (concurrent.futures) not needed to start
+
         httpd, thread = self._httpd, self._thread
         if httpd is None or thread is None:
             return []
@@ -271,7 +279,7 @@ class HookServer:
 
                 error = automation_error(exc)
             else:
-                log.exception("hook %s %s failed", method, raw_path[:LOGGED_PATH_CHARS])
+                _log().exception("hook %s %s failed", method, raw_path[:LOGGED_PATH_CHARS])
                 error = InternalError(f"internal error ({type(exc).__name__}); the traceback is in app.log")
             status, body = error.status, error.to_body()
         if not request.slop_body_read and (
@@ -310,7 +318,7 @@ class HookServer:
         try:
             controller.session_log.append_api_hook(entry)
         except OSError as exc:  # a full disk must not cost the client its reply
-            log.warning("apihooks.log: %s", exc)
+            _log().warning("apihooks.log: %s", exc)
 
     def _early_status(self, request: _Handler) -> dict[str, Any] | None:
         """Before attach: the ``/status`` body for a plain ``GET /status`` that passes the guard;
@@ -563,9 +571,9 @@ class _HttpServer(ThreadingHTTPServer):
         try:
             self.finish_request(request, client_address)
         except OSError as exc:  # the client went away mid-reply
-            log.debug("hook connection %s: %s", client_address, exc)
+            _log().debug("hook connection %s: %s", client_address, exc)
         except Exception:
-            log.exception("hook connection %s failed", client_address)
+            _log().exception("hook connection %s failed", client_address)
         finally:
             self.shutdown_request(request)
             with self._lock:
@@ -601,4 +609,4 @@ class _HttpServer(ThreadingHTTPServer):
                 sock.shutdown(socket.SHUT_RDWR)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        log.exception("hook connection %s failed", client_address)
+        _log().exception("hook connection %s failed", client_address)

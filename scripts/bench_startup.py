@@ -12,7 +12,8 @@ Three programs, each started as a fresh process by the same interpreter, timed f
    project each round): timed the same way, to its first 200 on ``/status``. The Hook API
    listens before the app is built (``/status`` is liveness; every other request waits for
    the app), so the bench also times the first 200 of ``GET /openapi.json`` with the token
-   (``--token-file``): the app built and serving its whole API ("app ready", not a goal).
+   (from the runtime token file of the port): the app built and serving its whole API ("app
+   ready", not a goal).
 
 Rounds are interleaved (pass, bare, app, pass, bare, app, ...) so drift in the machine's
 load hits all three; medians are compared. Goals: app ≤ 1.5x the bare server and ≤ 1.0 s.
@@ -129,7 +130,7 @@ def time_bare(env: dict[str, str]) -> float:
 
 def app_command(folder: Path, *python_flags: str) -> list[str]:
     return [sys.executable, *python_flags, str(ROOT / "sloppy.py"), "--headless", "--hook-port", "0",
-            "--config", str(folder / "config.toml"), "--token-file", str(folder / "hook.token")]  # fmt: skip
+            "--config", str(folder / "config.toml")]  # fmt: skip
 
 
 def child_env(pycache: Path) -> dict[str, str]:
@@ -144,6 +145,14 @@ def child_env(pycache: Path) -> dict[str, str]:
     return env
 
 
+def app_token(port: int) -> str:
+    """The token the app wrote (before announcing itself) to the runtime file of its port."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from manual_slop.hooks.token import discover_token
+
+    return discover_token(port)
+
+
 def time_app(folder: Path, env: dict[str, str]) -> tuple[float, float]:
     """Seconds to the first 200 of /status, and to the first 200 of /openapi.json (app ready)."""
     shutil.rmtree(folder, ignore_errors=True)
@@ -155,8 +164,7 @@ def time_app(folder: Path, env: dict[str, str]) -> tuple[float, float]:
     try:
         port = announced_port(proc)
         status = first_200(proc, started, port)
-        token = (folder / "hook.token").read_text().strip()  # written before the announcement
-        return status, first_200(proc, started, port, "/openapi.json", token)
+        return status, first_200(proc, started, port, "/openapi.json", app_token(port))
     finally:
         stop(proc)
 
@@ -170,7 +178,7 @@ def importtime(folder: Path, env: dict[str, str], top: int) -> None:
     )  # fmt: skip
     started = time.perf_counter()
     port = announced_port(proc)
-    first_200(proc, started, port, "/openapi.json", (folder / "hook.token").read_text().strip())
+    first_200(proc, started, port, "/openapi.json", app_token(port))
     stop(proc)
     assert proc.stderr is not None
     rows = []

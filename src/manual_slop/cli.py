@@ -429,7 +429,7 @@ def _announce(server: HookServer, port_file: Path | None, token_file: Path | Non
     try:
         if port_file is not None:
             try:
-                atomic_write_text(port_file, f"{server.port}\n")
+                atomic_write_text(port_file, f"{server.port}\n", durable=False)  # removed at exit
             except OSError as exc:
                 reason = exc.strerror or exc
                 raise HookStartError(f"--port-file {port_file}: cannot be written ({reason})") from exc

@@ -148,7 +148,8 @@ def write_token_file(path: Path, token: str, *, private_folder: bool = False) ->
     if private_folder:
         _private_dir(path.parent)
     try:
-        atomic_write_text(path, token + "\n", mode=0o600)
+        # atomic (a client never reads half a token), not durable: it means nothing after a crash
+        atomic_write_text(path, token + "\n", mode=0o600, durable=False)
     except OSError as exc:
         raise HookStartError(f"cannot write the Hook API token to {path} ({exc.strerror or exc})") from exc
     return path

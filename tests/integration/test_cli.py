@@ -73,6 +73,7 @@ def wait_for_frames(proc: subprocess.Popen[str], timeout: float = 10.0) -> None:
     line = proc.stdout.readline()
     assert line.startswith("hook server listening on "), line
     client = ApiHookClient(line.split()[-1])
+    client.wait_for_server(30)  # the Hook API answers before the app is built: wait for it
     deadline = time.monotonic() + timeout
     while client.health()["frames"] < 3:
         assert time.monotonic() < deadline, "the ticker never ran"

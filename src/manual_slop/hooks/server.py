@@ -338,7 +338,7 @@ class HookServer:
                 plain = False  # answered by the app, through the redactor, like every refusal
         if plain and self.controller is None:
             request.slop_body_read = True
-            return status_body(self._mode, self._started_at)
+            return status_body(self._mode, self._started_at, ready=False)
         self.wait_attached()
         return None
 

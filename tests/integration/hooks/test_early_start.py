@@ -46,6 +46,7 @@ def test_status_at_once_the_rest_after_attach_and_the_early_requests_logged(make
         status, body = get(server, "/status", token="")
         assert status == 200, body
         assert body["status"] == "ok" and body["mode"] == "headless" and body["uptime_s"] >= 2.0
+        assert body["ready"] is False
         waiting, result = in_background(lambda: get(server, "/openapi.json"))
         time.sleep(0.2)
         assert waiting.is_alive() and not result, "a request was answered before the app existed"
@@ -54,7 +55,7 @@ def test_status_at_once_the_rest_after_attach_and_the_early_requests_logged(make
         waiting.join(10)
         assert result and result[0][0] == 200 and "/status" in result[0][1]["paths"], result
         assert controller.hook_api == (server.url, TOKEN)
-        assert get(server, "/status", token="")[1]["mode"] == "headless"
+        assert get(server, "/status", token="")[1]["ready"] is True
     finally:
         assert server.stop() == []
     log = controller.session_log.root / "apihooks.log"

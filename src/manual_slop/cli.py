@@ -23,14 +23,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import faulthandler
-import logging
 import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from manual_slop import __version__
 from manual_slop.commands import COMMANDS, run_command
@@ -47,8 +48,10 @@ from manual_slop.commands.args import say as _say
 from manual_slop.config import GLOBAL_SCHEMA, PROJECT_SCHEMA
 
 if TYPE_CHECKING:
+    from manual_slop.config import LoadResult
     from manual_slop.controller import AppController
     from manual_slop.hooks.server import HookServer
+    from manual_slop.hooks.token import HookAuth
 
 __all__ = ["UsageError", "build_parser", "display_available", "main"]
 
@@ -144,6 +147,7 @@ def display_available(environ: dict[str, str] | None = None) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    started_at = time.time()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
         return run_command(argv[0], argv[1:])
@@ -167,26 +171,154 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say("no display found; starting headless")
         headless = True
 
-    from manual_slop.ai import ai_client
-    from manual_slop.controller import AppController, LaunchOptions
-    from manual_slop.headless import HeadlessTicker
     from manual_slop.hooks.errors import HookStartError
 
-    logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(levelname)s: %(message)s")
+    controller: AppController | None = None
+    hook_server: HookServer | None = None
+    early: _EarlyStart | None = None
+    switch_interval = sys.getswitchinterval()
+
+    def on_first_interrupt(signum: int) -> None:
+        if controller is not None:  # one that arrives while the app is built is honoured after
+            controller.request_stop_from_signal()
+
+    # The first Ctrl+C / SIGTERM stops cleanly (requests cancelled, files saved) within about
+    # two seconds; a second one means now: nothing is waited for.
+    with two_stage_interrupts(on_first_interrupt, "exiting at once (nothing more is saved)") as received:
+        if headless:  # the Hook API first: clients connect (and wait) while the app is built
+            try:
+                early = _listen_first(config_file, args.hook_port, port_file, token_file, started_at)
+            except HookStartError as exc:
+                _say(f"error: {exc}")
+                return 2
+            hook_server = early.server
+            # While the app is built (imports: the main thread holds the GIL), let the server's
+            # threads take it within 1 ms instead of 5: the first /status does not wait on them.
+            sys.setswitchinterval(min(switch_interval, 0.001))
+        import logging  # after the Hook API listens: it needs none
+
+        logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(levelname)s: %(message)s")
+        try:
+            controller = _build_controller(
+                config_file, project_file, log_dir, headless, args, port_file, token_file, started_at, early
+            )
+        except BaseException:
+            if hook_server is not None:
+                _stop_hook_server(hook_server, port_file, token_file)
+            raise
+        finally:
+            sys.setswitchinterval(switch_interval)
+        if received:
+            controller.request_stop_from_signal()
+        code = _run(controller, headless, hook_server, port_file, token_file)
+    return code
+
+
+@dataclass(frozen=True, slots=True)
+class _EarlyStart:
+    """What a headless start did before building the controller: the config it read, the token
+    it resolved, the Hook API it started (answering ``/status``; every other request waits)."""
+
+    server: HookServer
+    config: LoadResult
+    auth: HookAuth
+
+
+def _listen_first(
+    config_file: Path,
+    hook_port: int | None,
+    port_file: Path | None,
+    token_file: Path | None,
+    started_at: float,
+) -> _EarlyStart:
+    """Read the config, resolve the token, start the Hook API and announce it; HookStartError
+    when it must not or cannot start (nothing is left behind then)."""
+    from manual_slop.config import GLOBAL_SCHEMA, TomlFile
+    from manual_slop.hooks.errors import HookStartError
+    from manual_slop.hooks.server import HookServer
+    from manual_slop.hooks.token import resolve_hook_auth
+    from manual_slop.schema import get_path
+
+    config = TomlFile(config_file, GLOBAL_SCHEMA).load()  # the controller takes it over as read
+
+    def setting(dotted: str) -> Any:
+        return get_path(config.data, dotted)
+
+    auth = resolve_hook_auth(os.environ, setting("hook.token"), bool(setting("hook.require_token")))
+    host = str(setting("hook.host"))
+    refusal = binding_refusal(host, auth)
+    if refusal is not None:
+        raise HookStartError(refusal)
+    server = HookServer(
+        None,
+        host,
+        hook_port if hook_port is not None else setting("hook.port"),
+        auth.token,
+        allowed_hosts=tuple(setting("hook.allowed_hosts") or ()),
+        mode="headless",
+        started_at=started_at,
+    ).start()
+    _announce(server, port_file, token_file)
+    return _EarlyStart(server, config, auth)
+
+
+def _build_controller(
+    config_file: Path,
+    project_file: Path | None,
+    log_dir: Path | None,
+    headless: bool,
+    args: argparse.Namespace,
+    port_file: Path | None,
+    token_file: Path | None,
+    started_at: float,
+    early: _EarlyStart | None,
+) -> AppController:
+    from manual_slop.ai import ai_client
+    from manual_slop.controller import AppController, LaunchOptions
+
     options = LaunchOptions(
         headless=headless,
         hook_port=args.hook_port,
         enable_test_hooks=args.enable_test_hooks,
         port_file=port_file,
         token_file=token_file,
+        started_at=started_at,
     )
-    controller = AppController(config_file, project_file, log_dir, options=options, backend=ai_client)
-    wanted = controller.setting("hook.enabled") or options.enable_test_hooks
+    return AppController(
+        config_file,
+        project_file,
+        log_dir,
+        options=options,
+        backend=ai_client,
+        config=early.config if early else None,
+        hook_auth=early.auth if early else None,
+    )
+
+
+def _run(
+    controller: AppController,
+    headless: bool,
+    hook_server: HookServer | None,
+    port_file: Path | None,
+    token_file: Path | None,
+) -> int:
+    """Run the built app until it is asked to stop; the exit code. ``hook_server``: the Hook API
+    a headless start started before the app (attached here)."""
+    import logging
+
+    from manual_slop.ai import ai_client
+    from manual_slop.headless import HeadlessTicker
+    from manual_slop.hooks.errors import HookStartError
+
+    wanted = controller.setting("hook.enabled") or controller.options.enable_test_hooks
     # the gemini CLI's tool calls ask for approval over the Hook API (scripts/cli_tool_bridge.py)
     serves_hooks = (
-        controller.mode == "headless" or wanted or controller.state.current_provider == "gemini_cli"
+        hook_server is not None
+        or controller.mode == "headless"
+        or wanted
+        or controller.state.current_provider == "gemini_cli"
     )
-    refusal = hook_binding_refusal(controller) if serves_hooks else None
+    refusal = hook_binding_refusal(controller) if serves_hooks and hook_server is None else None
     if refusal is not None:
         controller.shutdown()
         _say(f"error: {refusal}")
@@ -211,34 +343,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>` prints every thread's stack (diagnosing hangs)
         faulthandler.register(signal.SIGUSR1, all_threads=True)
-    hook_server = None
     code = 0
-    # The first Ctrl+C / SIGTERM stops cleanly (requests cancelled, files saved) within about
-    # two seconds; a second one means now: nothing is waited for.
-    with two_stage_interrupts(
-        lambda signum: controller.request_stop_from_signal(), "exiting at once (nothing more is saved)"
-    ):
-        try:
-            if serves_hooks:
-                hook_server = _start_hook_server(controller)
-            _say(f"running {controller.mode}: project {controller.paths.project_file}")
-            _say(f"session logs: {controller.session_log.root}")
-            if headless:
-                HeadlessTicker(controller).run()
-            else:
-                from manual_slop.gui import App
+    try:
+        if hook_server is not None:
+            hook_server.attach(controller)
+        elif serves_hooks:
+            hook_server = _start_hook_server(controller)
+        _say(f"running {controller.mode}: project {controller.paths.project_file}")
+        _say(f"session logs: {controller.session_log.root}")
+        if headless:
+            HeadlessTicker(controller).run()
+        else:
+            from manual_slop.gui import App
 
-                App(controller).run()
-        except HookStartError as exc:
-            _say(f"error: {exc}")
-            code = 2
-        finally:
-            if hook_server is not None:
-                _stop_hook_server(hook_server, port_file, token_file)
-            leftovers = controller.shutdown()
-            ai_client.cleanup(timeout=1.0)  # stops a send still running; caches deleted, connections closed
-            root.removeHandler(app_log)
-            app_log.close()
+            App(controller).run()
+    except HookStartError as exc:
+        _say(f"error: {exc}")
+        code = 2
+    finally:
+        if hook_server is not None:
+            _stop_hook_server(hook_server, port_file, token_file)
+        leftovers = controller.shutdown()
+        ai_client.cleanup(timeout=1.0)  # stops a send still running; caches deleted, connections closed
+        root.removeHandler(app_log)
+        app_log.close()
     alive = [t.name for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
     if leftovers or alive:
         _say(f"stopped; threads still alive: {', '.join(sorted(set(leftovers + alive)))}")
@@ -253,12 +381,15 @@ def hook_binding_refusal(controller: AppController) -> str | None:
     A non-loopback address needs a token the user configured: a generated one does not
     count, since no remote client could know it; switching the token off is for loopback only.
     """
+    return binding_refusal(str(controller.setting("hook.host")), controller.hook_auth)
+
+
+def binding_refusal(host: str, auth: HookAuth) -> str | None:
+    """:func:`hook_binding_refusal` for a ``hook.host`` and the token in effect."""
     from manual_slop.hooks.guard import is_loopback
 
-    host = str(controller.setting("hook.host"))
     if is_loopback(host):
         return None
-    auth = controller.hook_auth
     if not auth.required:
         return (
             f"hook.host = {host!r} is not a loopback address and hook.require_token is false; "
@@ -274,10 +405,7 @@ def hook_binding_refusal(controller: AppController) -> str | None:
 
 def _start_hook_server(controller: AppController) -> HookServer:
     """Start the Hook API, write --port-file and --token-file, announce the URL on stdout."""
-    from manual_slop.atomic_io import atomic_write_text
-    from manual_slop.hooks.errors import HookStartError
     from manual_slop.hooks.server import HookServer
-    from manual_slop.hooks.token import write_token_file
 
     options = controller.options
     port = options.hook_port if options.hook_port is not None else controller.setting("hook.port")
@@ -287,22 +415,30 @@ def _start_hook_server(controller: AppController) -> HookServer:
         port,
         allowed_hosts=tuple(controller.setting("hook.allowed_hosts") or ()),
     ).start()
+    _announce(server, options.port_file, options.token_file)
+    return server
+
+
+def _announce(server: HookServer, port_file: Path | None, token_file: Path | None) -> None:
+    """Write --port-file and --token-file, then say the URL on stdout (the server stops when a
+    file cannot be written)."""
+    from manual_slop.atomic_io import atomic_write_text
+    from manual_slop.hooks.errors import HookStartError
+    from manual_slop.hooks.token import write_token_file
+
     try:
-        if options.port_file is not None:
+        if port_file is not None:
             try:
-                atomic_write_text(options.port_file, f"{server.port}\n")
+                atomic_write_text(port_file, f"{server.port}\n", durable=False)  # removed at exit
             except OSError as exc:
                 reason = exc.strerror or exc
-                raise HookStartError(
-                    f"--port-file {options.port_file}: cannot be written ({reason})"
-                ) from exc
-        if options.token_file is not None and server.token:
-            write_token_file(options.token_file, server.token)
+                raise HookStartError(f"--port-file {port_file}: cannot be written ({reason})") from exc
+        if token_file is not None and server.token:
+            write_token_file(token_file, server.token)
     except HookStartError:
         server.stop()
         raise
     print(f"hook server listening on {server.url}", flush=True)
-    return server
 
 
 def _stop_hook_server(server: HookServer, port_file: Path | None, token_file: Path | None) -> None:

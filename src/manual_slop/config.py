@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
 from manual_slop.atomic_io import atomic_write_bytes, move_aside, sweep_stale_temps
 from manual_slop.schema import Field, Problem, Schema, normalize
 from manual_slop.themes import ACCENTS, THEME_NAMES
@@ -388,6 +386,8 @@ class LoadResult:
 
 def dump_toml(data: Mapping[str, Any]) -> bytes:
     """Serialize to TOML, leaving out ``None`` values (TOML has no null)."""
+    import tomli_w  # only when a file is saved: not at start-up
+
     return tomli_w.dumps(_drop_none(data), multiline_strings=True).encode("utf-8")
 
 

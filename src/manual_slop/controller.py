@@ -47,6 +47,7 @@ from manual_slop.config import (
     PROVIDER_NAMES,
     AppPaths,
     Credentials,
+    LoadResult,
     TomlFile,
 )
 from manual_slop.context.service import ContextService
@@ -54,7 +55,7 @@ from manual_slop.dialogs import Decision, PendingDialog
 from manual_slop.documents import Documents
 from manual_slop.events import AsyncEventQueue, EventJournal, UserRequestEvent, json_snapshot
 from manual_slop.governance.durable import DurableApprovals
-from manual_slop.hooks.token import resolve_hook_auth
+from manual_slop.hooks.token import HookAuth, resolve_hook_auth
 from manual_slop.perf import PerformanceMonitor
 from manual_slop.project_access import app_redactor, project_path_policy
 from manual_slop.request_flow import ChatBackend, RequestFlow
@@ -88,6 +89,7 @@ class LaunchOptions:
     enable_test_hooks: bool = False
     port_file: Path | None = None
     token_file: Path | None = None
+    started_at: float | None = None  # time.time() of the start (default: when the controller is built)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,11 +110,15 @@ class AppController:
         options: LaunchOptions | None = None,
         backend: ChatBackend | None = None,
         environ: Mapping[str, str] | None = None,
+        config: LoadResult | None = None,
+        hook_auth: HookAuth | None = None,
     ) -> None:
+        """``config`` and ``hook_auth``: what a headless start read and resolved before building the
+        controller (to start the Hook API first); by default they are read and resolved here."""
         environ = os.environ if environ is None else environ
         self.options = options or LaunchOptions()
         self.mode = "headless" if self.options.headless else "gui"
-        self.started_at = time.time()
+        self.started_at = self.options.started_at or time.time()
         self._main_thread = threading.current_thread()
         self.stop_requested = threading.Event()
         self._stop_signalled = False  # set by signal handlers, which must not take locks
@@ -122,11 +128,11 @@ class AppController:
         self._frame_failure: tuple[float, str] | None = None
 
         # -- configuration (config first: it names the project) -------------------------
-        self.documents = Documents(config_file, project_file, log_dir)
+        self.documents = Documents(config_file, project_file, log_dir, config)
         problems: list[Problem] = list(self.documents.problems)
         self.credentials, credential_problems = Credentials.load(self.paths.credentials_file, environ)
         problems += credential_problems
-        self.hook_auth = resolve_hook_auth(
+        self.hook_auth = hook_auth or resolve_hook_auth(
             environ, self.setting("hook.token"), bool(self.setting("hook.require_token"))
         )
         self.hook_api: tuple[str, str] | None = None  # (url, token) while a HookServer serves this app

@@ -12,7 +12,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from manual_slop.config import GLOBAL_SCHEMA, HISTORY_SCHEMA, PROJECT_SCHEMA, AppPaths, TomlFile
+from manual_slop.config import GLOBAL_SCHEMA, HISTORY_SCHEMA, PROJECT_SCHEMA, AppPaths, LoadResult, TomlFile
 from manual_slop.governance.rules import Rule, parse_rules
 from manual_slop.schema import Problem, get_path, set_path
 from manual_slop.state import AppState
@@ -25,10 +25,17 @@ RECENT_PROJECTS_LIMIT = 10
 class Documents:
     """Config, project and history files with their last loaded or saved data."""
 
-    def __init__(self, config_file: Path, project_file: Path | None, log_dir: Path | None) -> None:
+    def __init__(
+        self,
+        config_file: Path,
+        project_file: Path | None,
+        log_dir: Path | None,
+        config: LoadResult | None = None,
+    ) -> None:
+        """``config``: the global config when it was loaded already (a headless start reads it first)."""
         self.problems: list[Problem] = []
         self._config_file = TomlFile(config_file, GLOBAL_SCHEMA)
-        loaded = self._config_file.load()
+        loaded = config if config is not None else self._config_file.load()
         self.config, self.config_existed = loaded.data, loaded.existed
         self.problems += loaded.problems
         self.paths = AppPaths.resolve(config_file, project_file, log_dir, self.config)

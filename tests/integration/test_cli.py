@@ -73,6 +73,7 @@ def wait_for_frames(proc: subprocess.Popen[str], timeout: float = 10.0) -> None:
     line = proc.stdout.readline()
     assert line.startswith("hook server listening on "), line
     client = ApiHookClient(line.split()[-1])
+    client.wait_for_server(30)  # the Hook API answers before the app is built: wait for it
     deadline = time.monotonic() + timeout
     while client.health()["frames"] < 3:
         assert time.monotonic() < deadline, "the ticker never ran"
@@ -265,3 +266,28 @@ def test_a_missing_project_is_created_only_with_new(tmp_path: Path) -> None:
     assert tomllib.loads(missing.read_text())["project"]["name"] == "typo"
     again = run(["--headless", "--project", str(missing), "--new"], tmp_path)
     assert again.returncode == 2 and "already exists; drop --new" in again.stderr
+
+
+def test_a_signal_while_the_app_is_being_built_still_stops_it_cleanly(tmp_path: Path) -> None:
+    """The Hook API listens before the app is built (headless): a SIGTERM right after its first
+    200 is honoured once the app exists, and every file the start wrote is removed."""
+    from manual_slop.hooks.token import runtime_token_path
+
+    port_file, token_file = tmp_path / "hook.port", tmp_path / "hook.token"
+    args = ["--headless", "--config", str(tmp_path / "config.toml")]
+    proc = start([*args, "--port-file", str(port_file), "--token-file", str(token_file)], tmp_path)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("hook server listening on "), line
+        port = int(port_file.read_text())
+        assert runtime_token_path(port).read_text().strip() == token_file.read_text().strip()
+        assert ApiHookClient(line.split()[-1]).status()["mode"] == "headless"
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=15)
+    finally:
+        reap(proc)
+    stderr = proc.stderr.read() if proc.stderr else ""
+    assert code == 0, stderr
+    assert "stopped cleanly" in stderr, stderr
+    assert not port_file.exists() and not token_file.exists() and not runtime_token_path(port).exists()

@@ -53,7 +53,9 @@ def start(cwd: Path, *args: str) -> tuple[subprocess.Popen[str], ApiHookClient]:
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert line.startswith("hook server listening on "), (line, proc.stderr.read() if proc.poll() else "")
-    return proc, ApiHookClient(line.split()[-1])
+    client = ApiHookClient(line.split()[-1])
+    client.wait_for_server(120)  # the Hook API answers before the app is built (a fresh copy compiles it)
+    return proc, client
 
 
 def stop(proc: subprocess.Popen[str], client: ApiHookClient) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 import os
 import signal
 import stat
@@ -14,9 +13,13 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from manual_slop.config import TomlFile
 from manual_slop.schema import Schema
+
+if TYPE_CHECKING:
+    import logging
 
 __all__ = [
     "PROG",
@@ -105,11 +108,12 @@ def say(message: str) -> None:
     print(f"{PROG}: {message}", file=sys.stderr, flush=True)
 
 
-class RedactingFilter(logging.Filter):
-    """Passes every record's message through the app's redactor (a log line is an output path)."""
+class RedactingFilter:
+    """Passes every record's message through the app's redactor (a log line is an output path).
+    A logging filter by its ``filter`` method (logging accepts any such object), so this module
+    does not import logging: ``sloppy --headless`` imports it once its Hook API listens."""
 
     def __init__(self, redact: Callable[[str], str]) -> None:
-        super().__init__()
         self._redact = redact
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -120,6 +124,8 @@ class RedactingFilter(logging.Filter):
 
 def log_to_stderr(redact: Callable[[str], str]) -> None:
     """Libraries' warnings and errors as ``sloppy: LEVEL: message`` on stderr, redacted."""
+    import logging
+
     logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(levelname)s: %(message)s")
     for handler in logging.getLogger().handlers:
         handler.addFilter(RedactingFilter(redact))

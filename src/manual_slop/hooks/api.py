@@ -11,7 +11,6 @@ served at ``/openapi.json``.
 from __future__ import annotations
 
 import bisect
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -20,7 +19,6 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from manual_slop import __version__
 from manual_slop.automation import AutomationError, FeatureUnavailable
 from manual_slop.clutch import ResolveOutcome
 from manual_slop.dialogs import AskDialog, Decider, DialogPayloadError
@@ -37,6 +35,7 @@ from manual_slop.hooks.routes import Call, QueryParam, Reply, Route
 from manual_slop.hooks.rules_api import rule_routes
 from manual_slop.hooks.runs_api import run_routes
 from manual_slop.hooks.skills_api import skill_routes
+from manual_slop.hooks.status import status_body
 from manual_slop.hooks.usage_api import usage_routes
 
 if TYPE_CHECKING:
@@ -161,13 +160,7 @@ class HookApi:
     # status
     # =====================================================================================
     def status(self, call: Call) -> dict[str, Any]:
-        return {
-            "status": "ok",
-            "mode": self.ctrl.mode,
-            "version": __version__,
-            "pid": os.getpid(),
-            "uptime_s": max(0.0, time.time() - self.ctrl.started_at),
-        }
+        return status_body(self.ctrl.mode, self.ctrl.started_at)
 
     def gui_health(self, call: Call) -> dict[str, Any]:
         return self.ctrl.health()

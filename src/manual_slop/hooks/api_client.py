@@ -174,15 +174,21 @@ class ApiHookClient:
     # status
     # =====================================================================================
     def wait_for_server(self, timeout: float = 10.0) -> dict[str, Any]:
-        """Poll ``/status`` until the server answers; its status."""
+        """Poll ``/status`` until the server answers and its app is built (a headless start
+        answers ``/status`` before: ``ready`` false); its status."""
         deadline = time.monotonic() + timeout
         while True:
             try:
-                return self.status()
+                status = self.status()
+                if status.get("ready", True):
+                    return status
+                error: Exception | None = None
             except HookConnectionError as exc:
-                if time.monotonic() >= deadline:
-                    raise HookWaitTimeout(f"no hook server at {self.base_url} after {timeout:g} s") from exc
-                time.sleep(_POLL_S)
+                error = exc
+            if time.monotonic() >= deadline:
+                what = "no hook server" if error is not None else "the app is still starting"
+                raise HookWaitTimeout(f"{what} at {self.base_url} after {timeout:g} s") from error
+            time.sleep(_POLL_S)
 
     def status(self) -> dict[str, Any]:
         return self.get("/status")

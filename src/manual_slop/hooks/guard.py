@@ -28,7 +28,6 @@ browser ever lets a page read a reply.
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 import re
 from collections.abc import Iterable
@@ -189,6 +188,8 @@ class RequestGuard:
             scheme, _, value = values[0].strip().partition(" ")
             if scheme.lower() == "bearer":
                 given = value.strip().encode("latin-1", errors="replace")
+        import hmac  # not needed by GET /status (the first request of a start)
+
         if not given or not hmac.compare_digest(given, self._token):
             raise Unauthorized("missing or wrong token; send 'Authorization: Bearer <token>'")
 

@@ -180,6 +180,7 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
     "Status": _obj(
         {
             "status": {"const": "ok"},
+            "ready": {"type": "boolean", "description": "false while the app is still being built"},
             "mode": {"enum": ["gui", "headless"]},
             "version": _STR,
             "pid": {"type": "integer"},

@@ -16,6 +16,14 @@ Lifetime: :meth:`HookServer.start` binds and serves on the ``slop-hook-server`` 
 :meth:`HookServer.stop` stops accepting, wakes long polls, rejects asks still waiting,
 lets in-flight replies finish, closes idle keep-alive connections and joins every
 thread it started.
+
+Started before its app (headless start, :mod:`manual_slop.cli`): ``HookServer(None, ...,
+token=...)`` listens at once and :meth:`HookServer.attach` hands it the controller once that
+is built. Until then it answers ``GET /status`` itself (liveness: the same body, no secrets in
+it) when the request passes the guard, and every other request waits for the app (at most
+:data:`START_WAIT_S`, then 408; 409 when the app stops before it finished starting), so a
+client that saw the first 200 never gets an answer the built app would not give. The
+``apihooks.log`` entries of those early requests are written when the app attaches.
 """
 
 from __future__ import annotations
@@ -24,8 +32,8 @@ import contextlib
 import http.client
 import itertools
 import json
-import logging
 import socket
+import socketserver
 import threading
 import time
 from collections.abc import Iterator
@@ -35,34 +43,42 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from manual_slop import __version__
-from manual_slop.automation import AutomationError
-from manual_slop.events import json_snapshot
-from manual_slop.hooks.api import HookApi, automation_error
 from manual_slop.hooks.errors import (
     BadRequest,
+    Conflict,
     HeadersTooLarge,
     HookApiError,
     HookStartError,
     InternalError,
     MethodNotAllowed,
     PayloadTooLarge,
+    RequestTimedOut,
 )
 from manual_slop.hooks.guard import MAX_HEADER_BYTES, RequestGuard, is_loopback
-from manual_slop.hooks.openapi import build_openapi
-from manual_slop.hooks.routes import Call, Reply, Route, Router
+from manual_slop.hooks.status import status_body
 from manual_slop.hooks.token import remove_token_file, runtime_token_path, write_token_file
-from manual_slop.threads import join_all
 
 if TYPE_CHECKING:
+    import logging
+
     from manual_slop.controller import AppController
+    from manual_slop.hooks.api import HookApi
+    from manual_slop.hooks.routes import Reply, Route, Router
 
 __all__ = ["MAX_BODY_BYTES", "HookServer"]
 
-log = logging.getLogger(__name__)
+
+def _log() -> logging.Logger:
+    """This module's logger; logging is imported on the first message (not to start serving)."""
+    import logging
+
+    return logging.getLogger(__name__)
+
 
 MAX_BODY_BYTES = 1024 * 1024
 IDLE_TIMEOUT_S = 60.0  # a keep-alive connection silent this long is closed
 LOGGED_PATH_CHARS = 200
+START_WAIT_S = 60.0  # before attach: how long a request waits for the app to finish starting
 DRAIN_LIMIT_BYTES = 16 * 1024 * 1024  # an oversize body up to this is read and dropped
 
 
@@ -81,7 +97,7 @@ class HookServer:
 
     def __init__(
         self,
-        controller: AppController,
+        controller: AppController | None,
         host: str = "127.0.0.1",
         port: int = 8999,
         token: str | None = None,
@@ -90,23 +106,60 @@ class HookServer:
         main_timeout: float = 5.0,
         max_body: int = MAX_BODY_BYTES,
         runtime_token_file: bool = True,
+        mode: str = "headless",
+        started_at: float | None = None,
     ) -> None:
-        """``token=None`` takes the controller's (``hook_auth``); ``''`` serves without one."""
-        self.controller = controller
+        """``token=None`` takes the controller's (``hook_auth``); ``''`` serves without one.
+        ``controller=None`` starts the server before its app (see :meth:`attach`); it then needs
+        ``token``, and ``mode`` and ``started_at`` (``time.time()``) for ``/status``."""
+        if controller is None and token is None:
+            raise ValueError("a HookServer started before its app needs the token (token='' for none)")
+        self.controller: AppController | None = None
         self.host = host
         self._requested_port = port
-        self.token = controller.hook_auth.token if token is None else token
+        self.token = controller.hook_auth.token if token is None and controller is not None else token or ""
         self.allowed_hosts = tuple(allowed_hosts)
         self.max_body = max_body
-        self.api = HookApi(controller, main_timeout=main_timeout)
-        self.router = Router(self.api.routes())
-        self.api.openapi = build_openapi(self.router.routes, __version__)
+        self.main_timeout = main_timeout
+        self.start_wait = START_WAIT_S
+        self.api: HookApi | None = None
+        self.router: Router | None = None
         self.guard = RequestGuard(self.token, 0)
         self._runtime_token_file = runtime_token_file
         self.token_file: Path | None = None  # the runtime file while serving
-        self._redact = controller.redactor.redact_obj
+        self._redact: Any = None
         self._httpd: _HttpServer | None = None
         self._thread: threading.Thread | None = None
+        self._mode = mode
+        self._started_at = time.time() if started_at is None else started_at
+        self._attached = threading.Event()  # set by attach, and by stop (the app will not come)
+        self._log_lock = threading.Lock()
+        self._early_log: list[dict[str, Any]] = []  # apihooks.log entries from before attach
+        if controller is not None:
+            self.attach(controller)
+
+    def attach(self, controller: AppController) -> HookServer:
+        """Serve ``controller``'s API from now on (requests waiting for it go ahead)."""
+        from manual_slop.hooks.api import HookApi
+        from manual_slop.hooks.openapi import build_openapi
+        from manual_slop.hooks.routes import Router
+
+        if self.controller is not None:
+            raise RuntimeError("the hook server already serves an app")
+        api = HookApi(controller, main_timeout=self.main_timeout)
+        self.router = Router(api.routes())
+        api.openapi = build_openapi(self.router.routes, __version__)
+        self.api = api
+        self._redact = controller.redactor.redact_obj
+        with self._log_lock:  # the early entries first, in their order
+            self.controller = controller
+            early, self._early_log = self._early_log, []
+            for entry in early:
+                self._append_log(controller, entry)
+        if self._httpd is not None:
+            controller.hook_api = (self.url, self.token)  # the Gemini CLI bridge asks here
+        self._attached.set()
+        return self
 
     # -- lifetime ------------------------------------------------------------------------
     @property
@@ -156,18 +209,24 @@ class HookServer:
             daemon=True,
         )
         self._thread.start()
-        self.controller.hook_api = (self.url, self.token)  # the Gemini CLI bridge asks here
+        if self.controller is not None:
+            self.controller.hook_api = (self.url, self.token)  # the Gemini CLI bridge asks here
         return self
 
     def stop(self, timeout: float = 2.0) -> list[str]:
         """Stop serving and join every thread; returns the names of threads still alive."""
+        from manual_slop.threads import join_all  # (concurrent.futures) not needed to start
+
         httpd, thread = self._httpd, self._thread
         if httpd is None or thread is None:
             return []
         deadline = time.monotonic() + timeout
-        if self.controller.hook_api is not None and self.controller.hook_api[0] == self.url:
-            self.controller.hook_api = None
-        self.api.close()
+        controller = self.controller
+        if controller is not None and controller.hook_api is not None and controller.hook_api[0] == self.url:
+            controller.hook_api = None
+        if self.api is not None:
+            self.api.close()
+        self._attached.set()  # requests still waiting for an app that will not come: 409
         httpd.shutdown()
         left = join_all([thread], max(0.0, deadline - time.monotonic()))
         # Idle keep-alive connections are closed at once; replies in flight (woken long
@@ -197,21 +256,31 @@ class HookServer:
         headers: dict[str, str] = {}
         after = None
         request.slop_body_read = False
+        redact = self._redact
         try:
-            route, reply = self._dispatch(request)
-            status = reply.status or route.status
-            body = reply.body
-            after = reply.after
+            early = self._early_status(request) if self.controller is None else None
+            if early is not None:
+                status, body = 200, early  # liveness only: nothing secret to redact
+            else:
+                redact = self._redact  # attached by now
+                route, reply = self._dispatch(request)
+                status = reply.status or route.status
+                body = reply.body
+                after = reply.after
         except HookApiError as exc:
             status, body = exc.status, exc.to_body()
             if isinstance(exc, MethodNotAllowed):
                 headers["Allow"] = ", ".join(exc.allowed)
-        except AutomationError as exc:
-            error = automation_error(exc)
-            status, body = error.status, error.to_body()
         except Exception as exc:
-            log.exception("hook %s %s failed", method, raw_path[:LOGGED_PATH_CHARS])
-            error = InternalError(f"internal error ({type(exc).__name__}); the traceback is in app.log")
+            from manual_slop.automation import AutomationError  # loaded with the app
+
+            if isinstance(exc, AutomationError):
+                from manual_slop.hooks.api import automation_error
+
+                error = automation_error(exc)
+            else:
+                _log().exception("hook %s %s failed", method, raw_path[:LOGGED_PATH_CHARS])
+                error = InternalError(f"internal error ({type(exc).__name__}); the traceback is in app.log")
             status, body = error.status, error.to_body()
         if not request.slop_body_read and (
             request.headers.get("Content-Length", "0").strip() not in ("", "0")
@@ -227,18 +296,63 @@ class HookServer:
         if status >= 400:
             entry["error"] = body["error"]["code"]
         # Logged before the reply leaves, so a client holding its reply finds the entry.
+        self.log_request(entry)
         try:
-            self.controller.session_log.append_api_hook(entry)
-        except OSError as exc:  # a full disk must not cost the client its reply
-            log.warning("apihooks.log: %s", exc)
-        try:
-            self._reply(request, status, self._redact(body), headers)
+            self._reply(request, status, body if redact is None else redact(body), headers)
         except OSError:  # the client went away
             request.close_connection = True
         if after is not None:
             after()
 
+    def log_request(self, entry: dict[str, Any]) -> None:
+        """Append ``entry`` to ``apihooks.log`` (kept until :meth:`attach` before the app exists)."""
+        with self._log_lock:
+            controller = self.controller
+            if controller is None:
+                self._early_log.append(entry)
+                return
+        self._append_log(controller, entry)
+
+    @staticmethod
+    def _append_log(controller: AppController, entry: dict[str, Any]) -> None:
+        try:
+            controller.session_log.append_api_hook(entry)
+        except OSError as exc:  # a full disk must not cost the client its reply
+            _log().warning("apihooks.log: %s", exc)
+
+    def _early_status(self, request: _Handler) -> dict[str, Any] | None:
+        """Before attach: the ``/status`` body for a plain ``GET /status`` that passes the guard;
+        any other request waits here for the app (None once it is attached)."""
+        split = urlsplit(request.path)
+        plain = (
+            request.command == "GET"
+            and split.path == "/status"
+            and not split.query
+            and request.headers.get("Content-Length", "0").strip() in ("", "0")
+            and not request.headers.get("Transfer-Encoding")
+        )
+        if plain:
+            try:
+                self.guard.check_request("GET", "/status", request.headers)
+            except HookApiError:
+                plain = False  # answered by the app, through the redactor, like every refusal
+        if plain and self.controller is None:
+            request.slop_body_read = True
+            return status_body(self._mode, self._started_at, ready=False)
+        self.wait_attached()
+        return None
+
+    def wait_attached(self) -> None:
+        """Block until the app is attached; 408 after :attr:`start_wait`, 409 if it never comes."""
+        if not self._attached.wait(self.start_wait):
+            raise RequestTimedOut(f"the app is still starting after {self.start_wait:.0f} s; try again")
+        if self.controller is None:
+            raise Conflict("the app stopped before it finished starting")
+
     def _dispatch(self, request: _Handler) -> tuple[Route, Reply]:
+        from manual_slop.hooks.routes import Reply
+
+        assert self.router is not None  # attached (see handle)
         split = urlsplit(request.path)
         try:
             path = unquote(split.path, errors="strict")
@@ -250,7 +364,7 @@ class HookServer:
         raw = self._read_body(request)
         query = self.router.parse_query(route, split.query)
         body = self.router.parse_body(route, raw)
-        result = route.handler(Call(params, query, body))
+        result = route.handler(_call(params, query, body))
         return route, result if isinstance(result, Reply) else Reply(result)
 
     def _read_body(self, request: _Handler) -> bytes:
@@ -290,6 +404,8 @@ class HookServer:
         try:
             data = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
         except (TypeError, ValueError):  # also a lone surrogate (UnicodeEncodeError): ASCII escapes it
+            from manual_slop.events import json_snapshot
+
             data = json.dumps(json_snapshot(body), ensure_ascii=True, separators=(",", ":")).encode()
         request.send_response(status)
         request.send_header("Content-Type", "application/json; charset=utf-8")
@@ -302,6 +418,12 @@ class HookServer:
         request.end_headers()
         if request.command != "HEAD":
             request.wfile.write(data)
+
+
+def _call(params: Any, query: Any, body: Any) -> Any:
+    from manual_slop.hooks.routes import Call
+
+    return Call(params, query, body)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -355,7 +477,7 @@ class _Handler(BaseHTTPRequestHandler):
             HookServer._reply(self, error.status, error.to_body(), headers)
         except OSError:
             return
-        self.server.hooks.controller.session_log.append_api_hook(
+        self.server.hooks.log_request(
             {
                 "method": str(getattr(self, "command", None) or "?")[:20],
                 "path": urlsplit(str(getattr(self, "path", None) or "?")).path[:LOGGED_PATH_CHARS],
@@ -367,12 +489,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _unsupported_method(self) -> HookApiError:
         path = unquote(urlsplit(self.path).path)
+        hooks = self.server.hooks
         try:  # the guard first, as for every other request: no probing from other sites or users
-            self.server.hooks.guard.check_request(str(self.command), path, self.headers)
+            hooks.guard.check_request(str(self.command), path, self.headers)
+            hooks.wait_attached()
         except HookApiError as exc:
             return exc
+        assert hooks.router is not None
         try:
-            self.server.hooks.router.match("", path)
+            hooks.router.match("", path)
         except HookApiError as exc:
             if isinstance(exc, MethodNotAllowed):
                 return MethodNotAllowed(
@@ -422,6 +547,15 @@ class _HttpServer(ThreadingHTTPServer):
         self._busy: set[threading.Thread] = set()  # connections handling a request right now
         super().__init__(address, _Handler)
 
+    def server_bind(self) -> None:
+        """Bind without http.server's ``socket.getfqdn(host)``: a reverse name lookup (tens of
+        milliseconds at a cold start, loading the resolver and the IDNA codec) for
+        ``server_name``, which nothing here uses."""
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name = str(host)
+        self.server_port = int(port)
+
     def process_request(self, request: Any, client_address: Any) -> None:
         thread = threading.Thread(
             target=self._serve_connection,
@@ -437,9 +571,9 @@ class _HttpServer(ThreadingHTTPServer):
         try:
             self.finish_request(request, client_address)
         except OSError as exc:  # the client went away mid-reply
-            log.debug("hook connection %s: %s", client_address, exc)
+            _log().debug("hook connection %s: %s", client_address, exc)
         except Exception:
-            log.exception("hook connection %s failed", client_address)
+            _log().exception("hook connection %s failed", client_address)
         finally:
             self.shutdown_request(request)
             with self._lock:
@@ -475,4 +609,4 @@ class _HttpServer(ThreadingHTTPServer):
                 sock.shutdown(socket.SHUT_RDWR)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        log.exception("hook connection %s failed", client_address)
+        _log().exception("hook connection %s failed", client_address)

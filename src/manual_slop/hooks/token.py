@@ -2,7 +2,7 @@
 
 **Which token.** :func:`resolve_hook_auth` takes, in order, ``SLOP_HOOK_TOKEN``, then
 ``hook.token`` from ``config.toml``, else a fresh random token (32 random bytes,
-``secrets.token_urlsafe``) made at every start. ``hook.require_token = false`` switches the
+``os.urandom``, URL-safe base64) made at every start. ``hook.require_token = false`` switches the
 check off; the app allows that only on a loopback address and warns at every start.
 
 **Where it is written.** While the server listens, its token is in a per-user runtime file
@@ -22,9 +22,9 @@ port; ``scripts/cli_tool_bridge.py`` has a standard-library copy of the same loo
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
-import secrets
 import stat
 import sys
 import tempfile
@@ -78,7 +78,8 @@ class HookAuth:
 
 
 def generate_token() -> str:
-    return secrets.token_urlsafe(TOKEN_BYTES)
+    # what secrets.token_urlsafe does, without importing secrets (hmac, hashlib) at start-up
+    return base64.urlsafe_b64encode(os.urandom(TOKEN_BYTES)).rstrip(b"=").decode("ascii")
 
 
 def resolve_hook_auth(environ: Mapping[str, str], configured: str, require_token: bool = True) -> HookAuth:
@@ -147,7 +148,8 @@ def write_token_file(path: Path, token: str, *, private_folder: bool = False) ->
     if private_folder:
         _private_dir(path.parent)
     try:
-        atomic_write_text(path, token + "\n", mode=0o600)
+        # atomic (a client never reads half a token), not durable: it means nothing after a crash
+        atomic_write_text(path, token + "\n", mode=0o600, durable=False)
     except OSError as exc:
         raise HookStartError(f"cannot write the Hook API token to {path} ({exc.strerror or exc})") from exc
     return path

@@ -39,7 +39,8 @@ class LogBudget:
     """Keeps a list of entries (oldest first) within ``max_bytes`` and ``max_entries``.
 
     Trimming drops the oldest entries down to 90 % of the bound that was passed, so a list at
-    its bound is not shifted on every append (``del entries[:n]`` moves the whole list).
+    its bound is not shifted on every append (``del entries[:n]`` moves the whole list). The
+    newest entry is always kept, however large (its fields are clipped where it is made).
     Not thread-safe: one owner (the main thread for the views) calls it.
     """
 
@@ -70,7 +71,7 @@ class LogBudget:
         keep_bytes, keep_entries = self.max_bytes * 9 // 10, self.max_entries * 9 // 10
         cut = 0
         sizes = self._sizes
-        while sizes and (self.total > keep_bytes or len(entries) - cut > keep_entries):
+        while len(sizes) > 1 and (self.total > keep_bytes or len(entries) - cut > keep_entries):
             self.total -= sizes.popleft()
             cut += 1
         del entries[:cut]

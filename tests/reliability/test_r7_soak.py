@@ -4,7 +4,7 @@ simulation harness in a loop for ``SLOP_SOAK_S`` seconds; its memory and threads
 The scenarios run attached to the one app (``Target.attach``), one after another, in a fixed
 rotation, as long as time is left; after each one the app's RSS and thread count are sampled
 (psutil, from outside — never from inside the app). Warm-up is the first 20 % of the time and at
-least one full rotation, nine in the long variant (the first pass imports the SDKs, later ones
+least one full rotation, 18 in the long variant (the first pass imports the SDKs, later ones
 fill the bounded caches). The verdict:
 
 - every scenario passed (a failed one is reported with its timeline);
@@ -47,13 +47,11 @@ THREAD_TOLERANCE = 2
 # Scenarios that can run again and again against one app. Not here: sim_mma and sim_plan (no
 # action deletes a track, so each run leaves one behind — growth by design, and a second run
 # finds the first one's "Login form"), sim_ai_settings (its sends and restart need a launched
-# app), sim_faults (it waits out the client's backoff, 3-10 s a run; it failed in the soak once
-# the comms log passed one page, fixed by BaseSimulation._log_end, but is not yet re-proved in
-# a long soak). Only the long variant runs
-# sim_context: each run is a new project folder whose parsed Python files go into the AST cache's
-# 32 trees (FileCache, ~4.3 MB a run), so RSS rises for about 17 runs before the LRU holds it
-# flat (measured: 62 -> 132 MB, then +0.4 MB over the next 15 runs) — longer than the fast
-# variant lasts. The long variant's warm-up covers those runs.
+# app). Only the long variant runs sim_context and sim_faults: sim_faults waits out the client's
+# backoff (3-10 s a run), and every sim_context run is a new project folder whose parsed files
+# fill the bounded buffers (the AST cache's trees, bounded by source size since issue #22; the
+# event journal, the log views) for several rotations — longer than the fast variant lasts.
+# The long variant's warm-up covers them (docs/guide_reliability.md, R7).
 ROTATION: tuple[str, ...] = ("tools", "execution", "discussion") + (("context", "faults") if LONG else ())
 WARMUP_ROTATIONS = 18 if LONG else 1  # at least this many full rotations before the baseline
 AFTER_WARMUP_ROTATIONS = 3 if LONG else 2  # and at least this many after it, however slow the machine

@@ -17,22 +17,34 @@ __all__ = ["LogBudget", "approx_size"]
 
 _sizeof = sys.getsizeof
 _SCALAR_SIZE = 32  # an int, float, bool or None: most are shared or small
+_SCALARS = (int, float, bool, type(None))
 _MAX_DEPTH = 64  # deeper values are counted as one node: entries are JSON snapshots, never that deep
 
 
 def approx_size(value: Any, _depth: int = 0) -> int:
     """Bytes ``value`` (a JSON-like tree of dicts, lists, strings, numbers) holds, roughly:
-    ``sys.getsizeof`` of every container and string in it (shared keys counted each time)."""
+    ``sys.getsizeof`` of every container and string in it (shared keys counted each time).
+    Strings and numbers inside a container are counted inline: a call per leaf was half the cost."""
     kind = type(value)
     if kind is str:
         return _sizeof(value)
-    if kind is dict and _depth < _MAX_DEPTH:
-        return _sizeof(value) + sum(_sizeof(k) + approx_size(v, _depth + 1) for k, v in value.items())
-    if kind in (list, tuple) and _depth < _MAX_DEPTH:
-        return _sizeof(value) + sum(approx_size(v, _depth + 1) for v in value)
-    if kind in (int, float, bool) or value is None:
+    if kind in _SCALARS:
         return _SCALAR_SIZE
-    return _sizeof(value)
+    if _depth >= _MAX_DEPTH or kind not in (dict, list, tuple):
+        return _sizeof(value)
+    total = _sizeof(value)
+    items = value.values() if kind is dict else value
+    if kind is dict:
+        total += sum(map(_sizeof, value))  # the keys
+    for item in items:
+        item_kind = type(item)
+        if item_kind is str:
+            total += _sizeof(item)
+        elif item_kind in _SCALARS:
+            total += _SCALAR_SIZE
+        else:
+            total += approx_size(item, _depth + 1)
+    return total
 
 
 class LogBudget:

@@ -30,10 +30,10 @@ __all__ = ["CacheStats", "FileCache", "Stamp"]
 Stamp = tuple[int, int]  # (st_mtime_ns, st_size)
 
 DEFAULT_MAX_TREES = 32
-# Trees are bounded by their sources' size, not only their number: 32 trees of 60,000-character
-# modules held 130 MB, and their churn grew the app's RSS ~30 MB a loop in the R7 soak (the freed
-# trees' pymalloc arenas stay pinned by the small objects allocated between them). Trees only
-# serve to render views, which are cached on their own, so a small budget costs little.
+# Trees are bounded by their sources' size, not only their number: a 60,000-character module
+# parses to a 4 MB tree, so 32 of them held 130 MB (in the R7 soak the app's RSS rose ~4.6 MB a
+# loop for 17 loops, to ~316 MB; with this budget it levels off after ~6 loops, ~50 MB lower).
+# Trees only serve to render views, which are cached on their own, so a small budget costs little.
 DEFAULT_MAX_TREE_CHARS = 250_000
 DEFAULT_MAX_VIEW_CHARS = 64_000_000
 # A parsed tree takes ~180 bytes per source character (15 MB of Python peaked at 2.8 GB):

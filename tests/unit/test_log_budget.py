@@ -1,4 +1,5 @@
-"""Byte budgets of the in-memory logs: the views, the client's comms copy (pure, fast)."""
+"""Byte and count bounds of what the app keeps in memory: the log views, the client's comms copy, the
+request board (pure, fast)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from manual_slop.ai.comms import PAYLOAD_TEXT_LIMIT, CommsLog
 from manual_slop.log_budget import LogBudget, approx_size
+from manual_slop.requests import RequestBoard
 from manual_slop.state import COMMS_VIEW_BYTES, AppState
 
 
@@ -67,3 +69,14 @@ def test_the_clients_comms_copy_is_bounded_by_bytes() -> None:
     kept = log.entries()
     assert len(kept) < 10 and sum(map(approx_size, kept)) <= 200_000
     assert kept[-1]["payload"]["text"].endswith("[30,000 chars]")
+
+
+def test_the_request_board_forgets_the_oldest_finished_requests_only() -> None:
+    board = RequestBoard(finished_kept=10)
+    board.add("stuck", "still running")  # unfinished: never forgotten
+    for n in range(40):
+        board.add(f"r{n}", "p")
+        board.update(f"r{n}", state="done", response="x" * 100)
+    ids = board.ids()
+    assert "stuck" in ids and board.state("stuck") == "queued"
+    assert len(ids) <= 12 and ids[-1] == "r39" and board.status("r0") is None

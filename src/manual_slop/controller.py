@@ -63,7 +63,7 @@ from manual_slop.requests import RequestBoard, RequestRecord
 from manual_slop.schema import Problem
 from manual_slop.session_log import SessionLog
 from manual_slop.slash_commands import command_of, run_command
-from manual_slop.state import AppState, Notification
+from manual_slop.state import Notification
 from manual_slop.tasks import GuardedList, TaskBoard
 from manual_slop.threads import DaemonThreadExecutor, join_all
 from manual_slop.token_profiles import TokenProfiles
@@ -443,11 +443,11 @@ class AppController:
         """Apply everything other threads posted since the last frame (main thread only)."""
         comms = self._pending_comms.drain()
         if comms:
-            AppState.append_bounded(self.state.comms_log, comms)
+            self.state.add_comms(comms)
             self.state.cache_ledger.add_all(comms)
         tool_calls = self._pending_tool_calls.drain()
         if tool_calls:
-            AppState.append_bounded(self.state.tool_calls, tool_calls)
+            self.state.add_tool_calls(tool_calls)
         for add in self._pending_history_adds.drain():
             self.context.discussions.append(
                 add["role"], add["content"], add["discussion"], add["ts"], label=f"add {add['role']} entry"

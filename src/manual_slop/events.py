@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from manual_slop.log_budget import approx_size
+
 __all__ = [
     "AsyncEventQueue",
     "EventEmitter",
@@ -35,6 +37,10 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# The journal's bound in bytes (log_budget.approx_size of the payloads) beside its count: comms
+# records carry text fields of up to 20,000 characters, so 20,000 events could hold gigabytes.
+JOURNAL_BYTES = 16 * 1024 * 1024
 
 Listener = Callable[..., None]
 
@@ -190,11 +196,18 @@ class EventJournal:
 
     Writers call :meth:`publish` from any thread. A reader remembers the ``next``
     number it was given and asks again with it, so no event is missed unless the
-    ring overflowed, which :meth:`read` reports as ``dropped``.
+    ring overflowed — more than ``capacity`` events or ``max_bytes`` of payloads —, which
+    :meth:`read` reports as ``dropped``.
     """
 
-    def __init__(self, capacity: int = 20_000) -> None:
-        self._events: deque[JournalEvent] = deque(maxlen=capacity)
+    def __init__(self, capacity: int = 20_000, max_bytes: int = JOURNAL_BYTES) -> None:
+        if capacity < 1 or max_bytes < 1:
+            raise ValueError("journal bounds must be positive")
+        self._events: deque[JournalEvent] = deque()
+        self._sizes: deque[int] = deque()  # approx_size of each event's payload, same order
+        self._bytes = 0
+        self._capacity = capacity
+        self._max_bytes = max_bytes
         self._next_seq = 1
         self._cond = threading.Condition()
         self._closed = False
@@ -210,10 +223,19 @@ class EventJournal:
     def publish_snapshot(self, event_type: str, snapshot: dict[str, Any]) -> int:
         """Record an event whose payload the caller already made with :func:`json_snapshot`
         and hands over (nobody else may hold it): the copy is not made again."""
+        size = approx_size(snapshot)  # outside the lock: readers never wait for it
         with self._cond:
             seq = self._next_seq
             self._next_seq += 1
             self._events.append(JournalEvent(seq, time.time(), event_type, snapshot))
+            self._sizes.append(size)
+            self._bytes += size
+            # the oldest go first; the newest event is always kept, however large
+            while len(self._events) > 1 and (
+                len(self._events) > self._capacity or self._bytes > self._max_bytes
+            ):
+                self._events.popleft()
+                self._bytes -= self._sizes.popleft()
             self._cond.notify_all()
             return seq
 

@@ -14,9 +14,12 @@ from typing import Any
 
 from manual_slop.cancel import CancelToken
 
-__all__ = ["FINISHED_STATES", "RequestBoard", "RequestRecord"]
+__all__ = ["FINISHED_KEPT", "FINISHED_STATES", "RequestBoard", "RequestRecord"]
 
 FINISHED_STATES = frozenset({"done", "error", "cancelled"})
+# Finished requests kept for GET /api/requests/{id} (each holds its prompt and response): the
+# board grew by every Gen + Send of the session (found by the R7 soak). Unfinished ones stay.
+FINISHED_KEPT = 1_000
 
 
 @dataclass(slots=True)
@@ -49,15 +52,24 @@ class RequestRecord:
 
 
 class RequestBoard:
-    """Every request of this session by id."""
+    """The session's requests by id: every unfinished one and the last ``finished_kept`` that ended."""
 
-    def __init__(self) -> None:
+    def __init__(self, finished_kept: int = FINISHED_KEPT) -> None:
         self._lock = threading.Lock()
         self._records: dict[str, RequestRecord] = {}
+        self._finished_kept = finished_kept
 
     def add(self, request_id: str, prompt: str, cancel: CancelToken | None = None) -> None:
         with self._lock:
             self._records[request_id] = RequestRecord(request_id, prompt, cancel or CancelToken())
+            if len(self._records) > self._finished_kept + max(1, self._finished_kept // 10):
+                self._forget_oldest_finished()
+
+    def _forget_oldest_finished(self) -> None:
+        """Drop the oldest finished records beyond ``finished_kept`` (in chunks: not per add)."""
+        finished = [r.request_id for r in self._records.values() if r.state in FINISHED_STATES]
+        for request_id in finished[: max(0, len(finished) - self._finished_kept)]:
+            del self._records[request_id]
 
     def update(self, request_id: str, **changes: Any) -> None:
         with self._lock:

@@ -14,11 +14,23 @@ from typing import Any
 
 from manual_slop.cache_ledger import CacheLedger
 from manual_slop.config import DEFAULT_MASK_PATTERNS, DEFAULT_MODELS, MEMORY_KEYS, PROVIDER_NAMES
+from manual_slop.log_budget import LogBudget
 from manual_slop.schema import get_path, set_path
 
-__all__ = ["LOG_VIEW_LIMIT", "PROJECT_FIELDS", "AppState", "Notification"]
+__all__ = [
+    "COMMS_VIEW_BYTES",
+    "LOG_VIEW_LIMIT",
+    "PROJECT_FIELDS",
+    "TOOL_VIEW_BYTES",
+    "AppState",
+    "Notification",
+]
 
 LOG_VIEW_LIMIT = 50_000  # comms / tool-call entries kept in memory for the views
+# ... and their bytes (log_budget.approx_size): an entry may hold 20,000-character fields, so a
+# count alone let the views hold gigabytes. The session log on disk keeps every entry.
+COMMS_VIEW_BYTES = 16 * 1024 * 1024
+TOOL_VIEW_BYTES = 8 * 1024 * 1024
 
 # The fields that come from the project and history files (replaced when they are re-read).
 PROJECT_FIELDS: tuple[str, ...] = (
@@ -158,6 +170,9 @@ class AppState:
     plans: list[dict[str, Any]] = field(default_factory=list)  # summaries of the project's plans
     # logs and telemetry
     comms_log: list[dict[str, Any]] = field(default_factory=list)
+    # the views' byte budgets; their ``dropped`` counts the oldest entries let go
+    comms_budget: LogBudget = field(default_factory=lambda: LogBudget(COMMS_VIEW_BYTES, LOG_VIEW_LIMIT))
+    tool_calls_budget: LogBudget = field(default_factory=lambda: LogBudget(TOOL_VIEW_BYTES, LOG_VIEW_LIMIT))
     cache_ledger: CacheLedger = field(default_factory=CacheLedger)  # fed with comms_log (Cache panel)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     api_metrics: dict[str, Any] = field(default_factory=dict)
@@ -193,13 +208,13 @@ class AppState:
             history = table["history"] = []
         return history
 
-    @staticmethod
-    def append_bounded(entries: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
-        """Append and drop the oldest entries beyond LOG_VIEW_LIMIT (trimmed in chunks)."""
-        entries.extend(new)
-        excess = len(entries) - LOG_VIEW_LIMIT
-        if excess > LOG_VIEW_LIMIT // 10:
-            del entries[:excess]
+    def add_comms(self, new: list[dict[str, Any]]) -> None:
+        """Append comms entries; the oldest beyond the view's budget are dropped."""
+        self.comms_budget.extend(self.comms_log, new)
+
+    def add_tool_calls(self, new: list[dict[str, Any]]) -> None:
+        """Append tool-call entries; the oldest beyond the view's budget are dropped."""
+        self.tool_calls_budget.extend(self.tool_calls, new)
 
     # -- loading ---------------------------------------------------------------------
     @classmethod

@@ -112,6 +112,17 @@ def test_journal_reports_dropped_events_after_overflow() -> None:
     assert next_since == 25
 
 
+def test_journal_drops_the_oldest_beyond_its_bytes_but_keeps_the_newest() -> None:
+    journal = EventJournal(capacity=1_000, max_bytes=50_000)
+    for i in range(30):
+        journal.publish("comms", {"i": i, "text": "z" * 10_000})
+    events, _, dropped = journal.read(since=0, limit=100)
+    assert 3 <= len(events) <= 5 and events[-1].payload["i"] == 29 and dropped == 30 - len(events)
+    journal.publish("huge", {"text": "z" * 200_000})  # over the whole budget: still delivered
+    events, next_since, _ = journal.read(since=30)
+    assert [e.type for e in events] == ["huge"] and next_since == 31
+
+
 def test_journal_close_wakes_readers() -> None:
     journal = EventJournal()
     result: list = []

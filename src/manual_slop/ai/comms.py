@@ -17,11 +17,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 from manual_slop.governance.correlation import correlation
+from manual_slop.log_budget import LogBudget
 
 __all__ = ["PAYLOAD_TEXT_LIMIT", "CommsLog", "clip", "get_current_tier", "set_current_tier"]
 
@@ -64,10 +64,15 @@ def clip(value: Any, limit: int = PAYLOAD_TEXT_LIMIT) -> Any:
 
 
 class CommsLog:
-    """Bounded, thread-safe list of comms entries with a live callback."""
+    """Bounded, thread-safe list of comms entries with a live callback.
 
-    def __init__(self, capacity: int = 2_000) -> None:
-        self._entries: deque[dict[str, Any]] = deque(maxlen=capacity)
+    Bounded by count and by bytes (``max_bytes``): the app's view is the controller's (the
+    callback); this copy serves the client's own readers, so it is kept small.
+    """
+
+    def __init__(self, capacity: int = 2_000, max_bytes: int = 4 * 1024 * 1024) -> None:
+        self._entries: list[dict[str, Any]] = []
+        self._budget = LogBudget(max_bytes, capacity)
         self._lock = threading.Lock()
         self.callback: Callable[[dict[str, Any]], Any] | None = None
         self._ts: tuple[int, str] = (-1, "")  # (second, its "%H:%M:%S"): replaced whole, never torn
@@ -91,7 +96,7 @@ class CommsLog:
             **correlation(),
         }
         with self._lock:
-            self._entries.append(entry)
+            self._budget.extend(self._entries, [entry])
         callback = self.callback
         if callback is not None:
             try:

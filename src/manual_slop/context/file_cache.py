@@ -3,8 +3,8 @@
 Two layers, both validated by the file's *stamp* ``(st_mtime_ns, st_size)``:
 
 - **trees** — ``ast.Module`` per path (a syntax error is cached too, so a broken file
-  is not re-parsed every send). Trees are large, so only ``max_trees`` are kept
-  (least recently used first out).
+  is not re-parsed every send). Trees are large, so only ``max_trees`` are kept, and only
+  as many as fit ``max_tree_chars`` characters of source (least recently used first out).
 - **views** — the text of a skeleton, outline, summary or provider summary per
   (path, view). Views are small; they are bounded by their total size in characters.
 
@@ -30,6 +30,11 @@ __all__ = ["CacheStats", "FileCache", "Stamp"]
 Stamp = tuple[int, int]  # (st_mtime_ns, st_size)
 
 DEFAULT_MAX_TREES = 32
+# Trees are bounded by their sources' size, not only their number: a 60,000-character module
+# parses to a 4 MB tree, so 32 of them held 130 MB (in the R7 soak the app's RSS rose ~4.6 MB a
+# loop for 17 loops, to ~316 MB; with this budget it levels off after ~6 loops, ~50 MB lower).
+# Trees only serve to render views, which are cached on their own, so a small budget costs little.
+DEFAULT_MAX_TREE_CHARS = 250_000
 DEFAULT_MAX_VIEW_CHARS = 64_000_000
 # A parsed tree takes ~180 bytes per source character (15 MB of Python peaked at 2.8 GB):
 # bigger sources are not parsed (their views fall back to text), and trees of sources
@@ -47,6 +52,7 @@ class CacheStats:
     view_hits: int
     view_misses: int
     trees: int
+    tree_chars: int
     views: int
     view_chars: int
 
@@ -65,14 +71,20 @@ class FileCache:
     """Thread-safe LRU of parsed trees and rendered views, keyed by path and stamp."""
 
     def __init__(
-        self, max_trees: int = DEFAULT_MAX_TREES, max_view_chars: int = DEFAULT_MAX_VIEW_CHARS
+        self,
+        max_trees: int = DEFAULT_MAX_TREES,
+        max_view_chars: int = DEFAULT_MAX_VIEW_CHARS,
+        max_tree_chars: int = DEFAULT_MAX_TREE_CHARS,
     ) -> None:
-        if max_trees < 1 or max_view_chars < 1:
+        if max_trees < 1 or max_view_chars < 1 or max_tree_chars < 1:
             raise ValueError("cache sizes must be positive")
         self.max_trees = max_trees
+        self.max_tree_chars = max_tree_chars
         self.max_view_chars = max_view_chars
         self._lock = threading.Lock()
-        self._trees: OrderedDict[str, tuple[Stamp, ast.Module | _BrokenSource]] = OrderedDict()
+        # path -> (stamp, tree or error, characters of its source counted against the budget)
+        self._trees: OrderedDict[str, tuple[Stamp, ast.Module | _BrokenSource, int]] = OrderedDict()
+        self._tree_chars = 0
         self._views: OrderedDict[tuple[str, str], tuple[Stamp, str]] = OrderedDict()
         self._view_chars = 0
         self._counts = [0, 0, 0, 0]  # tree hits, tree misses, view hits, view misses
@@ -100,16 +112,24 @@ class FileCache:
                     result = _BrokenSource(str(exc.msg), exc.lineno, exc.offset)
                 except ValueError as exc:  # null bytes and the like
                     result = _BrokenSource(str(exc), None, None)
-            if isinstance(result, _BrokenSource) or len(source) <= KEEP_TREE_CHARS:
-                with self._lock:
-                    self._trees[path] = (stamp, result)
-                    self._trees.move_to_end(path)
-                    while len(self._trees) > self.max_trees:
-                        self._trees.popitem(last=False)
+            cost = 0 if isinstance(result, _BrokenSource) else len(source)
+            if cost <= min(KEEP_TREE_CHARS, self.max_tree_chars):
+                self._keep_tree(path, (stamp, result, cost))
         if isinstance(result, _BrokenSource):
             result.raise_()
         assert isinstance(result, ast.Module)
         return result
+
+    def _keep_tree(self, path: str, entry: tuple[Stamp, ast.Module | _BrokenSource, int]) -> None:
+        with self._lock:
+            old = self._trees.pop(path, None)
+            if old is not None:
+                self._tree_chars -= old[2]
+            self._trees[path] = entry
+            self._tree_chars += entry[2]
+            while len(self._trees) > self.max_trees or self._tree_chars > self.max_tree_chars:
+                _, (_, _, dropped) = self._trees.popitem(last=False)
+                self._tree_chars -= dropped
 
     # -- views ----------------------------------------------------------------------
     def view(self, path: str, stamp: Stamp, view: str, build: Callable[[], str]) -> str:
@@ -144,11 +164,14 @@ class FileCache:
     # -- bookkeeping ------------------------------------------------------------------
     def stats(self) -> CacheStats:
         with self._lock:
-            return CacheStats(*self._counts, len(self._trees), len(self._views), self._view_chars)
+            return CacheStats(
+                *self._counts, len(self._trees), self._tree_chars, len(self._views), self._view_chars
+            )
 
     def clear(self) -> None:
         with self._lock:
             self._trees.clear()
+            self._tree_chars = 0
             self._views.clear()
             self._view_chars = 0
             self._counts = [0, 0, 0, 0]

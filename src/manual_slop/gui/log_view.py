@@ -71,8 +71,10 @@ def render_log_view(
     flt: LogFilter,
     columns: Sequence[Column],
     kind_key: str,
+    dropped: int = 0,
 ) -> None:
-    """Filters, the clipped table and the selected entry's JSON."""
+    """Filters, the clipped table and the selected entry's JSON; ``dropped``: older entries the
+    view's byte budget let go (the session log on disk keeps them)."""
     imgui.set_next_item_width(180)
     _, flt.text = imgui.input_text_with_hint(f"##{view_id}_text", "filter text", flt.text)
     for label, attr, key in (("Tier", "tier", "source_tier"), ("Kind", "kind", kind_key)):
@@ -89,6 +91,9 @@ def render_log_view(
     rows = filtered_rows(entries, flt, kind_key)
     imgui.same_line()
     imgui.text_disabled(f"{len(rows):,} / {len(entries):,}")
+    if dropped:
+        imgui.same_line()
+        imgui.text_disabled(f"({dropped:,} older dropped from memory: the session log has them)")
 
     avail = imgui.get_content_region_avail()
     detail_height = avail.y * 0.35 if flt.selected is not None else 0.0

@@ -245,13 +245,16 @@ class HookApi:
     def _log_page(self, attribute: str, call: Call) -> dict[str, Any]:
         since, limit = int(call.query["since"]), int(call.query["limit"])
 
-        def read() -> list[dict[str, Any]]:
+        def read() -> tuple[list[dict[str, Any]], int]:
             entries = getattr(self.ctrl.state, attribute)
             start = bisect.bisect_right(entries, since, key=lambda entry: entry.get("seq", 0))
-            return json_snapshot(entries[start : start + limit])
+            # seqs are consecutive, so the entries after ``since`` the view's budget let go are
+            # those before the oldest it holds (the session log on disk still has them)
+            oldest = entries[0].get("seq", 0) if entries else since + 1
+            return json_snapshot(entries[start : start + limit]), max(0, oldest - since - 1)
 
-        entries = self.on_main(read)
-        return {"entries": entries, "next": entries[-1]["seq"] if entries else since}
+        entries, dropped = self.on_main(read)
+        return {"entries": entries, "next": entries[-1]["seq"] if entries else since, "dropped": dropped}
 
     def comms(self, call: Call) -> dict[str, Any]:
         return self._log_page("comms_log", call)

@@ -263,6 +263,11 @@ RESPONSE_SCHEMAS: dict[str, Schema] = {
                 "minimum": 0,
                 "description": "seq of the last entry returned (or since)",
             },
+            "dropped": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "entries after since that the view no longer holds (its byte budget)",
+            },
         }
     ),
     "Session": _obj(

@@ -124,8 +124,14 @@ def test_every_endpoint_answers_per_contract(hook_app_factory, app_dir: Path) ->
     page = client.comms(since=0, limit=2)
     assert [e["n"] for e in page["entries"]] == [0, 1] and page["next"] == 2
     assert [e["n"] for e in client.comms(since=page["next"])["entries"]] == [2]
-    assert client.comms(since=3) == {"entries": [], "next": 3}
+    assert client.comms(since=3) == {"entries": [], "next": 3, "dropped": 0}
+    wait_until(lambda: len(client.tool_calls()["entries"]) == 3)
     assert [e["n"] for e in client.tool_calls()["entries"]] == [0, 1, 2]
+    ctrl.state.tool_calls_budget.max_bytes = 1  # the next entry alone is over it: the older go
+    ctrl.add_tool_call({"tool": "read_file", "n": 3})
+    wait_until(lambda: client.tool_calls(since=3)["entries"])
+    page = client.tool_calls()
+    assert [e["n"] for e in page["entries"]] == [3] and (page["next"], page["dropped"]) == (4, 3)
 
     session = client.session()
     assert session["discussion"] == "main"

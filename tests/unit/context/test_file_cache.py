@@ -31,6 +31,21 @@ def test_least_recently_used_trees_are_evicted() -> None:
     assert cache.stats().tree_misses == misses + 1 and cache.stats().trees == 2
 
 
+def test_trees_are_bounded_by_their_sources_size() -> None:
+    cache = FileCache(max_trees=32, max_tree_chars=1_000)
+    source = "x = 1\n" * 60  # 360 characters: two fit, the third evicts the oldest
+    for name in ("a.py", "b.py", "c.py"):
+        cache.tree(name, (1, 1), source)
+    stats = cache.stats()
+    assert (stats.trees, stats.tree_chars) == (2, 720)
+    cache.tree("a.py", (1, 1), source)  # evicted: parsed again
+    assert cache.stats().tree_misses == 4
+    cache.tree("big.py", (1, 1), "y = 2\n" * 200)  # over the budget alone: parsed, not kept
+    assert cache.stats().tree_chars == 720 and cache.stats().trees == 2
+    with pytest.raises(ValueError, match="positive"):
+        FileCache(max_tree_chars=0)
+
+
 def test_a_syntax_error_is_cached_and_raised_again() -> None:
     cache = FileCache()
     for _ in range(3):

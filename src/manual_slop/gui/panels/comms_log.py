@@ -44,7 +44,7 @@ def render_comms_log(ui: Ui) -> None:
     if index is not None and index < len(entries) and entries[index].get("kind") == "images":
         paths = entries[index].get("payload", {}).get("paths") or []
         ui.gui.thumbnails.draw(paths, ui.state.image_thumbnails)  # what this request sent
-    render_log_view("comms", entries, flt, COMMS_COLUMNS, "kind")
+    render_log_view("comms", entries, flt, COMMS_COLUMNS, "kind", ui.state.comms_budget.dropped)
 
 
 def _inspectable(entry: dict) -> bool:

@@ -30,4 +30,7 @@ TOOL_COLUMNS = (
 
 
 def render_tool_calls(ui: Ui) -> None:
-    render_log_view("tools", ui.state.tool_calls, ui.gui.tool_filter, TOOL_COLUMNS, "status")
+    state = ui.state
+    render_log_view(
+        "tools", state.tool_calls, ui.gui.tool_filter, TOOL_COLUMNS, "status", state.tool_calls_budget.dropped
+    )

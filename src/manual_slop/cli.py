@@ -169,6 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from manual_slop.ai import ai_client
     from manual_slop.controller import AppController, LaunchOptions
+    from manual_slop.gc_policy import GcPolicy
     from manual_slop.headless import HeadlessTicker
     from manual_slop.hooks.errors import HookStartError
 
@@ -224,11 +225,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say(f"running {controller.mode}: project {controller.paths.project_file}")
             _say(f"session logs: {controller.session_log.root}")
             if headless:
-                HeadlessTicker(controller).run()
+                HeadlessTicker(controller, gc_policy=GcPolicy()).run()
             else:
                 from manual_slop.gui import App
 
-                App(controller).run()
+                App(controller, gc_policy=GcPolicy()).run()
         except HookStartError as exc:
             _say(f"error: {exc}")
             code = 2

@@ -1,0 +1,96 @@
+"""The garbage collector's policy of the frame loops (manual_slop.gc_policy), on the real collector."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import pytest
+
+from manual_slop.gc_policy import NO_AUTOMATIC_FULL, GcPolicy
+
+
+class Cycle:
+    """An object that refers to itself: only the cyclic collector can free it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def collector():
+    """The process's collector exactly as it was, whatever a test leaves behind."""
+    threshold = gc.get_threshold()
+    yield
+    gc.set_threshold(*threshold)
+    gc.unfreeze()
+
+
+def test_policy_freezes_collects_young_old_between_frames_and_sweeps_frozen_cycles(collector) -> None:
+    before = gc.get_threshold()
+    clock = Clock()
+    policy = GcPolicy(full_every=3, sweep_growth=1e-9, max_deferral_s=600.0, clock=clock)
+    lost = Cycle()
+    lost_ref = weakref.ref(lost)
+    policy.install()
+    try:
+        assert gc.get_threshold() == (before[0], before[1], NO_AUTOMATIC_FULL), (
+            "automatic full collections stay on"
+        )
+        assert gc.get_freeze_count() > 0, "what existed at install was not frozen"
+        for second in (policy, GcPolicy()):  # the collector is the process's: one policy at a time
+            with pytest.raises(RuntimeError, match="already installed"):
+                second.install()
+
+        gc.collect(1)  # generation-1 collections count towards the policy's own full one
+        assert policy.tick(idle=False) is None, "a full collection ran before it was due"
+        gc.collect(1), gc.collect(1)
+        del lost  # frozen garbage in a cycle: a young-old collection does not see it
+        kept = [Cycle() for _ in range(10)]  # live objects the young-old collection freezes
+        tick = policy.tick(idle=False)
+        assert tick is not None and tick.kind == "young-old", tick
+        assert gc.get_count()[2] == 0
+        assert lost_ref() is not None, "the young-old collection scanned frozen objects"
+
+        tick = policy.tick(idle=True)  # the frozen set grew: an idle tick sweeps everything
+        assert tick is not None and tick.kind == "sweep", tick
+        assert lost_ref() is None, "the sweep left a frozen cycle behind (a leak)"
+        assert policy.tick(idle=True) is None, "a sweep ran again with nothing grown"
+
+        doomed = Cycle()
+        doomed_ref = weakref.ref(doomed)
+        gc.collect(1), gc.collect(1), gc.collect(1)
+        assert policy.tick(idle=False).kind == "young-old"  # freezes `doomed`
+        del doomed
+        clock.now += 600.0  # never idle: the sweep is overdue after max_deferral_s anyway
+        tick = policy.tick(idle=False)
+        assert tick is not None and tick.kind == "sweep", tick
+        assert doomed_ref() is None, "the overdue sweep left a frozen cycle behind"
+        assert [t.kind for t in policy.ticks] == ["young-old", "sweep", "young-old", "sweep"]
+        assert all(t.ms >= 0 for t in policy.ticks) and kept
+    finally:
+        policy.uninstall()
+    assert gc.get_threshold() == before, "uninstall did not restore the thresholds"
+    assert gc.get_freeze_count() == 0, "uninstall left objects frozen"
+    assert policy.tick(idle=True) is None, "an uninstalled policy still collects"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"full_every": 0}, "full_every must be at least 1, got 0"),
+        ({"sweep_growth": 0}, "sweep_growth must be positive, got 0"),
+        ({"max_deferral_s": -1}, "max_deferral_s must be positive, got -1"),
+    ],
+)
+def test_bad_settings_are_named(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        GcPolicy(**kwargs)

@@ -12,16 +12,18 @@ The policy, applied by :meth:`GcPolicy.install` when the frame loop starts:
    once and then frozen (``gc.freeze``): it is long-lived, and frozen objects are left out of
    every later scan. Objects that are frozen are still freed by reference counting as usual.
 2. Automatic generation-2 collections are off (generation 2's threshold raised); generations 0
-   and 1 run as before (small, bounded scans).
-3. Between frames, :meth:`GcPolicy.tick` runs the generation-2 collection itself once as many
-   generation-1 collections have happened as CPython's own threshold would allow (10), then
-   freezes the survivors. That collection scans only what was promoted since the last freeze,
-   so it costs milliseconds.
-4. Frozen objects that later become garbage inside a reference cycle are not found by those
-   scans. So once the frozen set has grown by ``sweep_growth`` since the last full sweep, a full
-   sweep (unfreeze, collect everything, freeze again) runs at the next idle tick (no user input
-   in the window; no work posted in headless mode); and every ``max_deferral_s`` (10 minutes)
-   regardless, so nothing leaks for long.
+   and 1 run as before: small, bounded scans that find most cyclic garbage, which dies young.
+3. Between frames, :meth:`GcPolicy.tick` freezes what survived once as many generation-1
+   collections have happened as would have started a generation-2 one (10): a young collection
+   (generations 0 and 1) and ``gc.freeze`` (a list splice) — about a millisecond, however large
+   the state. (Scanning what was promoted instead cost 50-200 ms after the workers parsed the
+   sources they share: 55,000 AST objects at once.)
+4. Frozen objects that later become garbage inside a reference cycle are found by no scan
+   until a full sweep (unfreeze, collect everything, freeze again). One runs at the next idle
+   tick (no user input in the window; nothing posted for a second in headless mode) once the
+   frozen set has grown by ``sweep_growth`` (a quarter, CPython's own rule for generation 2)
+   since the last sweep; and every ``max_deferral_s`` (10 minutes) regardless, so nothing
+   leaks for long.
 
 :meth:`GcPolicy.uninstall` (when the loop ends) unfreezes and restores the thresholds.
 """
@@ -40,8 +42,8 @@ NO_AUTOMATIC_FULL = 1 << 30  # generation 2's threshold: never reached by genera
 
 @dataclass(frozen=True, slots=True)
 class GcTick:
-    """What one tick did: ``kind`` is "young-old" (a generation-2 collection of the unfrozen
-    objects) or "sweep" (everything, frozen included); ``ms`` its wall time."""
+    """What one tick did: ``kind`` is "freeze" (a young collection, then the survivors frozen)
+    or "sweep" (everything collected, frozen objects included); ``ms`` its wall time."""
 
     kind: str
     ms: float
@@ -74,6 +76,7 @@ class GcPolicy:
         self._clock = clock
         self._saved: tuple[int, int, int] | None = None
         self._frozen_after_sweep = 0
+        self._young_at_freeze = 0  # generation-1 collections counted at the last freeze
         self._last_sweep = 0.0
         self.ticks: list[GcTick] = []  # the latest collections it ran (bounded), for the figures
 
@@ -105,8 +108,8 @@ class GcPolicy:
         overdue = self._clock() - self._last_sweep >= self.max_deferral_s
         if overdue or (idle and self._sweep_due()):
             return self._record("sweep", self._sweep)
-        if gc.get_count()[2] >= self.full_every:
-            return self._record("young-old", self._collect_unfrozen)
+        if gc.get_count()[2] - self._young_at_freeze >= self.full_every:
+            return self._record("freeze", self._freeze_survivors)
         return None
 
     def _sweep_due(self) -> bool:
@@ -114,9 +117,10 @@ class GcPolicy:
         grown = gc.get_freeze_count() - self._frozen_after_sweep
         return grown > self._frozen_after_sweep * self.sweep_growth
 
-    def _collect_unfrozen(self) -> int:
-        collected = gc.collect(2)  # the frozen objects are not scanned
-        gc.freeze()
+    def _freeze_survivors(self) -> int:
+        collected = gc.collect(1)  # young garbage is not frozen
+        gc.freeze()  # does not reset generation 2's count (only a full collection does)
+        self._young_at_freeze = gc.get_count()[2]
         return collected
 
     def _sweep(self) -> int:
@@ -124,6 +128,7 @@ class GcPolicy:
         collected = gc.collect()
         gc.freeze()
         self._frozen_after_sweep = gc.get_freeze_count()
+        self._young_at_freeze = gc.get_count()[2]
         self._last_sweep = self._clock()
         return collected
 

@@ -34,7 +34,7 @@ def collector():
     gc.unfreeze()
 
 
-def test_policy_freezes_collects_young_old_between_frames_and_sweeps_frozen_cycles(collector) -> None:
+def test_policy_freezes_survivors_between_frames_and_sweeps_frozen_cycles(collector) -> None:
     before = gc.get_threshold()
     clock = Clock()
     policy = GcPolicy(full_every=3, sweep_growth=1e-9, max_deferral_s=600.0, clock=clock)
@@ -53,12 +53,14 @@ def test_policy_freezes_collects_young_old_between_frames_and_sweeps_frozen_cycl
         gc.collect(1)  # generation-1 collections count towards the policy's own full one
         assert policy.tick(idle=False) is None, "a full collection ran before it was due"
         gc.collect(1), gc.collect(1)
-        del lost  # frozen garbage in a cycle: a young-old collection does not see it
-        kept = [Cycle() for _ in range(10)]  # live objects the young-old collection freezes
+        young_garbage = weakref.ref(Cycle())  # dies young: the freeze's young collection frees it
+        del lost  # frozen garbage in a cycle: only a sweep can find it
+        kept = [Cycle() for _ in range(10)]  # live objects the freeze adds to the frozen set
         tick = policy.tick(idle=False)
-        assert tick is not None and tick.kind == "young-old", tick
-        assert gc.get_count()[2] == 0
-        assert lost_ref() is not None, "the young-old collection scanned frozen objects"
+        assert tick is not None and tick.kind == "freeze", tick
+        assert young_garbage() is None, "a young cycle was frozen instead of collected"
+        assert policy.tick(idle=False) is None, "froze again with no young collection since"
+        assert lost_ref() is not None, "the freeze scanned frozen objects"
 
         tick = policy.tick(idle=True)  # the frozen set grew: an idle tick sweeps everything
         assert tick is not None and tick.kind == "sweep", tick
@@ -68,13 +70,13 @@ def test_policy_freezes_collects_young_old_between_frames_and_sweeps_frozen_cycl
         doomed = Cycle()
         doomed_ref = weakref.ref(doomed)
         gc.collect(1), gc.collect(1), gc.collect(1)
-        assert policy.tick(idle=False).kind == "young-old"  # freezes `doomed`
+        assert policy.tick(idle=False).kind == "freeze"  # freezes `doomed`
         del doomed
         clock.now += 600.0  # never idle: the sweep is overdue after max_deferral_s anyway
         tick = policy.tick(idle=False)
         assert tick is not None and tick.kind == "sweep", tick
         assert doomed_ref() is None, "the overdue sweep left a frozen cycle behind"
-        assert [t.kind for t in policy.ticks] == ["young-old", "sweep", "young-old", "sweep"]
+        assert [t.kind for t in policy.ticks] == ["freeze", "sweep", "freeze", "sweep"]
         assert all(t.ms >= 0 for t in policy.ticks) and kept
     finally:
         policy.uninstall()

@@ -96,3 +96,45 @@ def test_policy_freezes_survivors_between_frames_and_sweeps_frozen_cycles(collec
 def test_bad_settings_are_named(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         GcPolicy(**kwargs)
+
+
+class StandInController:
+    """The few controller calls the headless ticker makes; stops after ``frames`` frames."""
+
+    def __init__(self, frames: int) -> None:
+        self.frames = frames
+        self.thresholds: list[tuple[int, int, int]] = []
+
+    def bind_main_thread(self) -> None:
+        pass
+
+    def should_stop(self) -> bool:
+        return len(self.thresholds) >= self.frames
+
+    def run_frame(self) -> None:
+        self.thresholds.append(gc.get_threshold())
+
+    def wait_for_work(self, timeout: float) -> bool:
+        return False  # nothing posted: the ticker is idle at once (IDLE_AFTER_S is 0 below)
+
+
+def test_headless_ticker_installs_ticks_and_uninstalls_the_policy(collector, monkeypatch) -> None:
+    from manual_slop import headless
+
+    monkeypatch.setattr(headless, "IDLE_AFTER_S", 0.0)
+    before = gc.get_threshold()
+    controller = StandInController(frames=3)
+    idle_flags: list[bool] = []
+
+    class Recording(GcPolicy):
+        def tick(self, idle: bool):
+            idle_flags.append(idle)
+            return super().tick(idle)
+
+    policy = Recording()
+    lost_ref = weakref.ref(Cycle())  # garbage already: install's collection frees it
+    headless.HeadlessTicker(controller, hz=1000.0, gc_policy=policy).run()  # type: ignore[arg-type]
+    assert lost_ref() is None
+    assert idle_flags == [True] * 3, "the ticker did not tick the policy between frames"
+    assert [t[2] for t in controller.thresholds] == [NO_AUTOMATIC_FULL] * 3, "frames ran without the policy"
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0, "the ticker left the policy installed"

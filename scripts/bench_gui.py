@@ -205,7 +205,7 @@ def run_once(
                 for title in ("Comms Log", "MMA Dashboard"):
                     app.focus(title)
                 ctx.yield_(30)  # layout settles, filter caches fill
-                TRACKED[loaded].append(len(gc.get_objects()))
+                TRACKED[loaded].append((len(gc.get_objects()), gc.get_freeze_count()))
                 with Workers(ctrl, workers if loaded else 0) as pool, GcPauses() as collector:
                     last = time.perf_counter()
                     for _ in range(frames):
@@ -234,7 +234,7 @@ def run_once(
 
 
 GC_PAUSES: dict[bool, list[tuple[float, int]]] = {False: [], True: []}  # filled by run_once
-TRACKED: dict[bool, list[int]] = {False: [], True: []}  # objects the collector tracks, per run
+TRACKED: dict[bool, list[tuple[int, int]]] = {False: [], True: []}  # (scanned, frozen) per run
 
 
 def p99(values: list[float]) -> float:
@@ -284,7 +284,7 @@ def main() -> None:
             f"gc while measuring, {name}: {len(pauses)} collections, "
             f"{sum(p for p, _ in pauses):.1f} ms in all, "
             f"longest {longest[0]:.1f} ms (generation {longest[1]}); tracked objects at the start "
-            f"{', '.join(f'{n:,}' for n in TRACKED[loaded])}"
+            f"(scanned + frozen) {', '.join(f'{n:,} + {f:,}' for n, f in TRACKED[loaded])}"
         )
         for generation in range(3):
             times = [p for p, g in pauses if g == generation]

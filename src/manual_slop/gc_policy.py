@@ -19,11 +19,12 @@ The policy, applied by :meth:`GcPolicy.install` when the frame loop starts:
    the state. (Scanning what was promoted instead cost 50-200 ms after the workers parsed the
    sources they share: 55,000 AST objects at once.)
 4. Frozen objects that later become garbage inside a reference cycle are found by no scan
-   until a full sweep (unfreeze, collect everything, freeze again). One runs at the next idle
-   tick (no user input in the window; nothing posted for a second in headless mode) once the
-   frozen set has grown by ``sweep_growth`` (a quarter, CPython's own rule for generation 2)
-   since the last sweep; and every ``max_deferral_s`` (10 minutes) regardless, so nothing
-   leaks for long.
+   until a full sweep (unfreeze, collect everything, freeze again). One is due once the frozen
+   set has grown by ``sweep_growth`` (a quarter, CPython's own rule for generation 2) since the
+   last sweep, and runs at the next idle tick (no user input in the window; nothing posted for
+   a second in headless mode) — or at once when the last sweep is ``max_deferral_s`` (10
+   minutes) old, so what can leak stays within a quarter of the heap for at most that long.
+   A sweep costs what a full collection costs (hundreds of ms over a loaded state).
 
 :meth:`GcPolicy.uninstall` (when the loop ends) unfreezes and restores the thresholds.
 """
@@ -106,7 +107,7 @@ class GcPolicy:
         if self._saved is None:
             return None
         overdue = self._clock() - self._last_sweep >= self.max_deferral_s
-        if overdue or (idle and self._sweep_due()):
+        if (idle or overdue) and self._sweep_due():
             return self._record("sweep", self._sweep)
         if gc.get_count()[2] - self._young_at_freeze >= self.full_every:
             return self._record("freeze", self._freeze_survivors)

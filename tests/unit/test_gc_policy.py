@@ -72,6 +72,7 @@ def test_policy_freezes_survivors_between_frames_and_sweeps_frozen_cycles(collec
         gc.collect(1), gc.collect(1), gc.collect(1)
         assert policy.tick(idle=False).kind == "freeze"  # freezes `doomed`
         del doomed
+        assert policy.tick(idle=False) is None, "a sweep ran while busy before it was overdue"
         clock.now += 600.0  # never idle: the sweep is overdue after max_deferral_s anyway
         tick = policy.tick(idle=False)
         assert tick is not None and tick.kind == "sweep", tick

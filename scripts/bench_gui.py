@@ -19,7 +19,10 @@ For each run we record, per frame, the controller's frame time (``begin_frame`` 
 Printed: median, p99 and maximum of both, and loaded ÷ idle ratios. Goals: no frame
 interval over 100 ms, frame time p99 loaded ÷ idle ≤ 2 (over ``--rounds``, default 3).
 
-Run: ``.venv/bin/python scripts/bench_gui.py [--frames N] [--rounds R] [--workers W]``
+Both runs use the garbage collector's policy the app's entry point installs
+(:mod:`manual_slop.gc_policy`); ``--no-gc-policy`` measures CPython's default collector instead.
+
+Run: ``.venv/bin/python scripts/bench_gui.py [--frames N] [--rounds R] [--workers W] [--no-gc-policy]``
 The last line prints the ratios and the maxima.
 """
 
@@ -45,6 +48,7 @@ from tests.xvfb import xvfb_display  # noqa: E402
 from manual_slop.context.aggregate import build_tier3_context  # noqa: E402
 from manual_slop.context.file_cache import FileCache  # noqa: E402
 from manual_slop.controller import AppController  # noqa: E402
+from manual_slop.gc_policy import GcPolicy  # noqa: E402
 from manual_slop.gui import App, kept_signal_dispositions  # noqa: E402
 
 
@@ -177,7 +181,9 @@ class Workers:
             self.errors.append(exc)
 
 
-def run_once(loaded: bool, frames: int, workers: int = 0) -> tuple[list[float], list[float], int]:
+def run_once(
+    loaded: bool, frames: int, workers: int = 0, gc_policy: bool = True
+) -> tuple[list[float], list[float], int]:
     work: list[float] = []
     interval: list[float] = []
     posted: list[int] = []
@@ -188,7 +194,7 @@ def run_once(loaded: bool, frames: int, workers: int = 0) -> tuple[list[float], 
         try:
             if loaded:
                 _load(ctrl, backend)
-            app = App(ctrl)
+            app = App(ctrl, gc_policy=GcPolicy() if gc_policy else None)
             app.runner_params.ini_disable = True
             app.runner_params.fps_idling.enable_idling = False
 
@@ -199,6 +205,7 @@ def run_once(loaded: bool, frames: int, workers: int = 0) -> tuple[list[float], 
                 for title in ("Comms Log", "MMA Dashboard"):
                     app.focus(title)
                 ctx.yield_(30)  # layout settles, filter caches fill
+                TRACKED[loaded].append((len(gc.get_objects()), gc.get_freeze_count()))
                 with Workers(ctrl, workers if loaded else 0) as pool, GcPauses() as collector:
                     last = time.perf_counter()
                     for _ in range(frames):
@@ -227,6 +234,7 @@ def run_once(loaded: bool, frames: int, workers: int = 0) -> tuple[list[float], 
 
 
 GC_PAUSES: dict[bool, list[tuple[float, int]]] = {False: [], True: []}  # filled by run_once
+TRACKED: dict[bool, list[tuple[int, int]]] = {False: [], True: []}  # (scanned, frozen) per run
 
 
 def p99(values: list[float]) -> float:
@@ -239,6 +247,7 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--no-gc-policy", action="store_true", help="CPython's default collector")
     args = parser.parse_args()
     results: dict[bool, tuple[list[float], list[float]]] = {False: ([], []), True: ([], [])}
     per_round: list[tuple[float, float]] = []  # frame time p99 idle, loaded
@@ -247,7 +256,7 @@ def main() -> None:
         for _ in range(args.rounds):
             p99s = []
             for loaded in (False, True):
-                work, interval, posted = run_once(loaded, args.frames, args.workers)
+                work, interval, posted = run_once(loaded, args.frames, args.workers, not args.no_gc_policy)
                 results[loaded][0].extend(work)
                 results[loaded][1].extend(interval)
                 p99s.append(p99(work))
@@ -256,6 +265,7 @@ def main() -> None:
     idle_work, idle_interval = results[False]
     load_work, load_interval = results[True]
     print(f"frames per scenario: {len(idle_work)} ({args.rounds} alternating rounds)")
+    print("garbage collector: " + ("CPython's default" if args.no_gc_policy else "manual_slop.gc_policy"))
     print(f"loaded: {args.workers} worker threads, {worker_rounds:,} worker rounds posted while measuring")
     print(f"{'':24}{'idle':>10}{'loaded':>10}{'ratio':>9}")
     for label, idle, load in (
@@ -273,8 +283,17 @@ def main() -> None:
         print(
             f"gc while measuring, {name}: {len(pauses)} collections, "
             f"{sum(p for p, _ in pauses):.1f} ms in all, "
-            f"longest {longest[0]:.1f} ms (generation {longest[1]})"
+            f"longest {longest[0]:.1f} ms (generation {longest[1]}); tracked objects at the start "
+            f"(scanned + frozen) {', '.join(f'{n:,} + {f:,}' for n, f in TRACKED[loaded])}"
         )
+        for generation in range(3):
+            times = [p for p, g in pauses if g == generation]
+            if times:
+                print(
+                    f"    generation {generation}: {len(times)} collections, "
+                    f"median {statistics.median(times):.2f} ms, max {max(times):.1f} ms, "
+                    f"{sum(t > 100.0 for t in times)} over 100 ms"
+                )
     rounds = ", ".join(f"{load / idle:.2f}" for idle, load in per_round)
     over = sum(v > 100.0 for v in (*idle_interval, *load_interval))
     print(f"frame time p99 loaded / idle per round: {rounds}")

@@ -307,6 +307,7 @@ def _run(
     import logging
 
     from manual_slop.ai import ai_client
+    from manual_slop.gc_policy import GcPolicy
     from manual_slop.headless import HeadlessTicker
     from manual_slop.hooks.errors import HookStartError
 
@@ -352,11 +353,11 @@ def _run(
         _say(f"running {controller.mode}: project {controller.paths.project_file}")
         _say(f"session logs: {controller.session_log.root}")
         if headless:
-            HeadlessTicker(controller).run()
+            HeadlessTicker(controller, gc_policy=GcPolicy()).run()
         else:
             from manual_slop.gui import App
 
-            App(controller).run()
+            App(controller, gc_policy=GcPolicy()).run()
     except HookStartError as exc:
         _say(f"error: {exc}")
         code = 2

@@ -435,9 +435,9 @@ class AppController:
         """
         self._wake_listeners = (*self._wake_listeners, listener)
 
-    def wait_for_work(self, timeout: float) -> None:
-        """Sleep until something is posted or ``timeout`` passes (headless ticker)."""
-        self._wake.wait(timeout)
+    def wait_for_work(self, timeout: float) -> bool:
+        """Sleep until something is posted or ``timeout`` passes (headless ticker); True if posted."""
+        return self._wake.wait(timeout)
 
     def process_pending(self) -> None:
         """Apply everything other threads posted since the last frame (main thread only)."""

@@ -117,6 +117,7 @@ def _serve(
     from manual_slop import cli
     from manual_slop.ai import ai_client
     from manual_slop.controller import AppController, LaunchOptions
+    from manual_slop.gc_policy import GcPolicy
     from manual_slop.headless import HeadlessTicker
     from manual_slop.hooks.errors import HookStartError
     from manual_slop.mcp.server import build_server
@@ -153,7 +154,7 @@ def _serve(
                 )
                 stdio_thread.start()
                 say("MCP server on stdio")
-            HeadlessTicker(controller).run()
+            HeadlessTicker(controller, gc_policy=GcPolicy()).run()
         except (HookStartError, McpStartError) as exc:
             say(f"error: {exc}")
             code = 2

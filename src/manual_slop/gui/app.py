@@ -6,7 +6,8 @@
 2. docking — the splits of :mod:`manual_slop.gui.layout` and one dockable window per panel;
 3. callbacks — the frame: ``pre_new_frame`` drains the controller's pending lists
    (``begin_frame``), the panels draw, ``show_gui`` draws modals, the palette and toasts,
-   ``before_imgui_render`` closes the frame's timing (``end_frame``).
+   ``before_imgui_render`` closes the frame's timing (``end_frame``); ``after_swap``, between
+   frames, lets the garbage collector's policy (:mod:`manual_slop.gc_policy`) run what is due.
 
 Every panel call is guarded: an exception (an ImGui assert included) is recorded by
 ``controller.record_frame_failure`` — so ``/api/gui_health`` reports it — and drawn in
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from imgui_bundle import ImVec2, hello_imgui, imgui, immapp
 
+from manual_slop.gc_policy import GcPolicy
 from manual_slop.gui.gui_state import GuiState
 from manual_slop.gui.layout import docking_splits
 from manual_slop.gui.modals import render_modals
@@ -51,8 +53,17 @@ PANEL_TAB_BARS = {"tier_streams": "Tier Streams", "log_streams": "Session Replay
 class App:
     """One window over one controller. ``run()`` blocks until the window closes."""
 
-    def __init__(self, controller: AppController, *, size: tuple[int, int] = (1280, 800)) -> None:
+    def __init__(
+        self,
+        controller: AppController,
+        *,
+        size: tuple[int, int] = (1280, 800),
+        gc_policy: GcPolicy | None = None,
+    ) -> None:
+        """``gc_policy``: installed while the window is open (the app's entry point passes one;
+        tests that open windows in the pytest process leave the collector alone)."""
         self.ctrl = controller
+        self.gc_policy = gc_policy
         self.gui = GuiState()
         self.ui = Ui(controller, self.gui, Actions(controller, self.gui))
         self.runner_params = self._runner_params(size)
@@ -116,9 +127,14 @@ class App:
         callbacks.before_imgui_render = self.ctrl.end_frame
         callbacks.show_menus = self._show_menus
         callbacks.show_status = self._show_status
+        if self.gc_policy is not None:
+            callbacks.after_swap = self._between_frames
+            callbacks.before_exit = self.gc_policy.uninstall
 
     def _post_init(self) -> None:
         self.ctrl.bind_main_thread()
+        if self.gc_policy is not None:
+            self.gc_policy.install()  # the loaded project and logs are frozen as long-lived
         self._apply_appearance()
         wake = _glfw_wake()
         if wake is not None:
@@ -129,6 +145,10 @@ class App:
             hello_imgui.get_runner_params().app_shall_exit = True
         self.ctrl.begin_frame()
         self._apply_appearance()
+
+    def _between_frames(self) -> None:
+        assert self.gc_policy is not None
+        self.gc_policy.tick(idle=hello_imgui.get_runner_params().fps_idling.is_idling)
 
     def _apply_appearance(self) -> None:
         """Theme, accent and font scale as the state says (changed by the Theme panel, the Hook

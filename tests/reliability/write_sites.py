@@ -101,9 +101,9 @@ KNOWN_SITES: dict[Site, tuple[int, str]] = {
     ("ai/providers/gemini_cli_home.py", "_write_json", "write_text"): (1, _SCRATCH),
     ("atomic_io.py", "atomic_write_bytes", "fdopen(wb)"): (1, _SAME),
     ("atomic_io.py", "atomic_write_text", "atomic_write_bytes"): (1, _SAME),
-    ("cli.py", "main", "touch"): (1, _PLAIN_LOG),
-    ("cli.py", "main", "FileHandler"): (1, _PLAIN_LOG),
-    ("cli.py", "_start_hook_server", "atomic_write_text"): (1, "hook token"),  # the port file: same call
+    ("cli.py", "_run", "touch"): (1, _PLAIN_LOG),
+    ("cli.py", "_run", "FileHandler"): (1, _PLAIN_LOG),
+    ("cli.py", "_announce", "atomic_write_text"): (1, "hook token"),  # the port file: same call
     ("config.py", "TomlFile.load", "shutil.copy2"): (1, "exempt: the .invalid-<ts> copy; the original stays"),
     ("config.py", "TomlFile.save", "atomic_write_bytes"): (1, "config+project+history"),
     ("context/aggregate.py", "write_md_only", "fdopen(wb)"): (1, _NEW_FILE),

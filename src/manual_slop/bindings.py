@@ -217,9 +217,10 @@ def register_task_handlers(ctrl: BindingHost) -> None:
             state.active_track = task["track"]
         event = task.get("event")
         if isinstance(event, dict):  # prepared by post_mma_state on the posting thread
-            ctrl.journal.publish_snapshot("mma_state", event)
+            ctrl.journal.publish_snapshot("mma_state", event, task.get("event_size"))
         else:
-            ctrl.publish("mma_state", {k: v for k, v in task.items() if k not in ("action", "event")})
+            internal = ("action", "event", "event_size")
+            ctrl.publish("mma_state", {k: v for k, v in task.items() if k not in internal})
 
     def pending_added(task: dict[str, Any]) -> None:
         dialog = dict(task["dialog"])

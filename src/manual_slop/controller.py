@@ -56,6 +56,7 @@ from manual_slop.documents import Documents
 from manual_slop.events import AsyncEventQueue, EventJournal, UserRequestEvent, json_snapshot
 from manual_slop.governance.durable import DurableApprovals
 from manual_slop.hooks.token import HookAuth, resolve_hook_auth
+from manual_slop.log_budget import approx_size
 from manual_slop.perf import PerformanceMonitor
 from manual_slop.project_access import app_redactor, project_path_policy
 from manual_slop.request_flow import ChatBackend, RequestFlow
@@ -367,11 +368,13 @@ class AppController:
 
     def post_mma_state(self, update: Mapping[str, Any]) -> str | None:
         """Queue an ``mma_state_update`` (any thread but the main one) with its ``mma_state``
-        event already redacted and snapshotted here: for a track of 200 tickets that costs
+        event already redacted, snapshotted and measured here: for a track of 200 tickets that costs
         milliseconds, which the frame that applies the update must not pay."""
-        payload = {k: v for k, v in update.items() if k not in ("action", "event")}
+        payload = {k: v for k, v in update.items() if k not in ("action", "event", "event_size")}
         event = json_snapshot(self.redactor.redact_obj(payload))
-        return self.post_gui_task({"action": "mma_state_update", **payload, "event": event})
+        size = approx_size(event)  # the journal's byte budget: measured here, not in the frame
+        task = {"action": "mma_state_update", **payload, "event": event, "event_size": size}
+        return self.post_gui_task(task)
 
     def request_approval(
         self, dialog: PendingDialog, timeout: float | None = None, preapproved: str = "", refused: str = ""

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from manual_slop import events as events_module
 from manual_slop.automation import FeatureUnavailable, InvalidValue, ReadOnlyField, UnknownName
 from manual_slop.cancel import RequestCancelled
 from manual_slop.dialogs import ConfirmDialog
@@ -436,7 +437,9 @@ def test_each_discussion_sends_in_its_own_conversation(make_controller) -> None:
     assert backend.resets == 0  # nobody's session is reset: each discussion has its own
 
 
-def test_mma_state_event_is_prepared_off_the_main_thread_redacted_and_in_order(make_controller) -> None:
+def test_mma_state_event_is_prepared_off_the_main_thread_redacted_and_in_order(
+    make_controller, monkeypatch: pytest.MonkeyPatch
+) -> None:
     key = "sk-ant-" + "Q7x9" * 10
     ctrl = make_controller(environ={"ANTHROPIC_API_KEY": key})
     tickets = [{"id": f"T{i}", "status": "todo", "description": "x"} for i in range(50)]
@@ -445,9 +448,14 @@ def test_mma_state_event_is_prepared_off_the_main_thread_redacted_and_in_order(m
     poster.start()
     poster.join(5)
     tickets[0]["status"] = "completed"  # the poster keeps mutating its list: the event must not change
+    measured: list[Any] = []
+    original = events_module.approx_size
+    monkeypatch.setattr(events_module, "approx_size", lambda value: measured.append(value) or original(value))
     ctrl.process_pending()
+    assert measured == []  # the frame does not measure the snapshot: the poster did
     assert ctrl.state.mma_status == "running" and len(ctrl.state.mma_tickets) == 50
     (event,) = [e for e in ctrl.journal.read(0, limit=10_000)[0] if e.type == "mma_state"]
     assert event.payload["status"] == "running" and "event" not in event.payload
+    assert "event_size" not in event.payload  # measured by the poster for the journal's byte budget
     assert event.payload["tickets"][0]["status"] == "todo"
     assert key not in repr(event.payload) and "uses " in event.payload["tickets"][3]["description"]

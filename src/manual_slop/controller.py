@@ -72,6 +72,10 @@ from manual_slop.tools.security import PathPolicy
 
 __all__ = ["AppController", "ChatBackend", "LaunchOptions", "RequestRecord"]
 
+# A comms or tool-call record queued for the view, with its approx_size: measured once, by the
+# posting thread, for the view's and the journal's byte budgets (never in the frame).
+_SizedRecord = tuple[dict[str, Any], int]
+
 log = logging.getLogger(__name__)
 
 # per-provider settings handed to the provider objects (when the provider has them)
@@ -158,8 +162,8 @@ class AppController:
         # -- cross-thread hand-off (Pattern B) ------------------------------------------
         self._pending_gui_tasks: GuardedList[_QueuedTask] = GuardedList("gui_tasks", self._poke)
         self._applying_tasks = False  # set before a drain, cleared once every drained task ran
-        self._pending_comms: GuardedList[dict[str, Any]] = GuardedList("comms", self._poke)
-        self._pending_tool_calls: GuardedList[dict[str, Any]] = GuardedList("tool_calls", self._poke)
+        self._pending_comms: GuardedList[_SizedRecord] = GuardedList("comms", self._poke)
+        self._pending_tool_calls: GuardedList[_SizedRecord] = GuardedList("tool_calls", self._poke)
         self._pending_history_adds: GuardedList[dict[str, Any]] = GuardedList("history_adds", self._poke)
         # Task ids: a per-run prefix (ids from an earlier run never match) and a counter.
         self._task_prefix = uuid.uuid4().hex[:8] + "-"
@@ -338,12 +342,18 @@ class AppController:
         return self._add_log_entry(self._pending_tool_calls, self._tool_seq, "tool_call", entry)
 
     def _add_log_entry(
-        self, pending: GuardedList[dict[str, Any]], seq: itertools.count, kind: str, entry: Mapping[str, Any]
+        self,
+        pending: GuardedList[_SizedRecord],
+        seq: itertools.count,
+        kind: str,
+        entry: Mapping[str, Any],
     ) -> dict[str, Any]:
         entry = self.redactor.redact_obj(dict(entry))  # the view, the log and the events alike
+        record = {"seq": 0, "local_ts": 0.0, **entry}
+        size = approx_size(record)  # for the view's and the journal's byte budgets, measured once
         with self._log_seq_lock:  # numbering and queueing together keep the view sorted by seq
-            record = {"seq": next(seq), "local_ts": time.time(), **entry}
-            pending.append(record)
+            record["seq"], record["local_ts"] = next(seq), time.time()
+            pending.append((record, size))
         if kind == "comms":
             self.session_log.append_comms(record)
             for observe in self._comms_observers:
@@ -353,7 +363,7 @@ class AppController:
                     log.exception("comms observer failed")
         else:
             self.session_log.append_tool_call(record)
-        self.journal.publish(kind, record)  # redacted above
+        self.journal.publish_snapshot(kind, json_snapshot(record), size)  # redacted above
         return record
 
     def add_history_entry(self, role: str, content: str, discussion: str | None = None) -> bool:
@@ -446,11 +456,12 @@ class AppController:
         """Apply everything other threads posted since the last frame (main thread only)."""
         comms = self._pending_comms.drain()
         if comms:
-            self.state.add_comms(comms)
-            self.state.cache_ledger.add_all(comms)
+            records = [record for record, _ in comms]
+            self.state.add_comms(records, [size for _, size in comms])
+            self.state.cache_ledger.add_all(records)
         tool_calls = self._pending_tool_calls.drain()
         if tool_calls:
-            self.state.add_tool_calls(tool_calls)
+            self.state.add_tool_calls([record for record, _ in tool_calls], [size for _, size in tool_calls])
         for add in self._pending_history_adds.drain():
             self.context.discussions.append(
                 add["role"], add["content"], add["discussion"], add["ts"], label=f"add {add['role']} entry"

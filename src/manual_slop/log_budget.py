@@ -67,14 +67,14 @@ class LogBudget:
         self.dropped = 0  # entries dropped since the start
         self._sizes: deque[int] = deque()
 
-    def extend(self, entries: list[Any], new: list[Any]) -> int:
+    def extend(self, entries: list[Any], new: list[Any], sizes: list[int] | None = None) -> int:
         """Append ``new`` to ``entries`` and drop the oldest beyond the bounds; how many were
-        dropped now."""
+        dropped now. ``sizes``: the new entries' :func:`approx_size`, when the caller measured
+        them already (off the main thread)."""
         if len(self._sizes) != len(entries):  # someone else changed the list: count it again
             self._sizes = deque(approx_size(e) for e in entries)
             self.total = sum(self._sizes)
-        for entry in new:
-            size = approx_size(entry)
+        for size in sizes if sizes is not None else map(approx_size, new):
             self._sizes.append(size)
             self.total += size
         entries.extend(new)

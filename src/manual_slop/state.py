@@ -208,13 +208,15 @@ class AppState:
             history = table["history"] = []
         return history
 
-    def add_comms(self, new: list[dict[str, Any]]) -> None:
-        """Append comms entries; the oldest beyond the view's budget are dropped."""
-        self.comms_budget.extend(self.comms_log, new)
+    def add_comms(self, new: list[dict[str, Any]], sizes: list[int] | None = None) -> None:
+        """Append comms entries (``sizes``: their approx_size, if measured); the oldest beyond
+        the view's budget are dropped."""
+        self.comms_budget.extend(self.comms_log, new, sizes)
 
-    def add_tool_calls(self, new: list[dict[str, Any]]) -> None:
-        """Append tool-call entries; the oldest beyond the view's budget are dropped."""
-        self.tool_calls_budget.extend(self.tool_calls, new)
+    def add_tool_calls(self, new: list[dict[str, Any]], sizes: list[int] | None = None) -> None:
+        """Append tool-call entries (``sizes`` as for :meth:`add_comms`); the oldest beyond the
+        view's budget are dropped."""
+        self.tool_calls_budget.extend(self.tool_calls, new, sizes)
 
     # -- loading ---------------------------------------------------------------------
     @classmethod

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from manual_slop import events as events_module
+from manual_slop import log_budget as log_budget_module
 from manual_slop.automation import FeatureUnavailable, InvalidValue, ReadOnlyField, UnknownName
 from manual_slop.cancel import RequestCancelled
 from manual_slop.dialogs import ConfirmDialog
@@ -444,15 +445,21 @@ def test_mma_state_event_is_prepared_off_the_main_thread_redacted_and_in_order(
     ctrl = make_controller(environ={"ANTHROPIC_API_KEY": key})
     tickets = [{"id": f"T{i}", "status": "todo", "description": "x"} for i in range(50)]
     tickets[3]["description"] = f"uses {key}"
-    poster = threading.Thread(target=ctrl.post_mma_state, args=({"status": "running", "tickets": tickets},))
+    def post() -> None:
+        ctrl.post_mma_state({"status": "running", "tickets": tickets})
+        ctrl.add_comms_entry({"direction": "OUT", "kind": "request", "payload": {"text": "x" * 5_000}})
+
+    poster = threading.Thread(target=post)
     poster.start()
     poster.join(5)
     tickets[0]["status"] = "completed"  # the poster keeps mutating its list: the event must not change
     measured: list[Any] = []
     original = events_module.approx_size
-    monkeypatch.setattr(events_module, "approx_size", lambda value: measured.append(value) or original(value))
+    for module in (events_module, log_budget_module):
+        monkeypatch.setattr(module, "approx_size", lambda value: measured.append(value) or original(value))
     ctrl.process_pending()
-    assert measured == []  # the frame does not measure the snapshot: the poster did
+    assert measured == []  # the frame measures neither the snapshot nor the comms entry: the poster did
+    assert len(ctrl.state.comms_log) == 1 and ctrl.state.comms_budget.total > 5_000
     assert ctrl.state.mma_status == "running" and len(ctrl.state.mma_tickets) == 50
     (event,) = [e for e in ctrl.journal.read(0, limit=10_000)[0] if e.type == "mma_state"]
     assert event.payload["status"] == "running" and "event" not in event.payload

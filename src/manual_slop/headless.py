@@ -37,18 +37,16 @@ class HeadlessTicker:
         controller = self.controller
         controller.bind_main_thread()
         policy = self.gc_policy
-        if policy is None:
-            while not controller.should_stop():
-                controller.run_frame()
-                controller.wait_for_work(self.interval)
-            return
-        policy.install()
+        if policy is not None:
+            policy.install()
         try:
             busy_at = time.monotonic()
             while not controller.should_stop():
                 controller.run_frame()
                 if controller.wait_for_work(self.interval):
                     busy_at = time.monotonic()
-                policy.tick(idle=time.monotonic() - busy_at >= IDLE_AFTER_S)
+                if policy is not None:
+                    policy.tick(idle=time.monotonic() - busy_at >= IDLE_AFTER_S)
         finally:
-            policy.uninstall()
+            if policy is not None:
+                policy.uninstall()

@@ -9,7 +9,7 @@ import pytest
 
 from manual_slop.ai.providers.anthropic import CHUNK_CHARS
 from manual_slop.ai.providers.gemini import CACHE_TTL_S
-from tests.fakes import AnthropicFake, Call, GeminiFake, Reply
+from tests.fakes import AnthropicFake, Call, GeminiFake, Json, Reply
 from tests.integration.ai.harness import approve_all, make_harness
 
 BIG_CONTEXT = "## Files\n" + "def function_number_n(): return 42\n" * 8_000  # ~280,000 chars
@@ -191,3 +191,56 @@ def test_the_gemini_chat_grows_its_history_and_is_rebuilt_when_history_changes(
     client.history().repair()
     client.send("", "third")
     assert harness.bodies()[-1]["contents"][0]["parts"][0]["text"] == "second"  # ... so it was rebuilt
+
+
+def test_gemini_sends_thought_parts_back_unchanged_and_reads_usage(gemini: GeminiSetup) -> None:
+    """A thought part and its signature go back in the next request exactly as they came (the API
+    refuses a function call turn without them); the reply's usage reaches the client."""
+    harness = gemini.harness
+    client = harness.client()
+    thought = {"text": "planning", "thought": True, "thoughtSignature": "c2lnbmF0dXJlLTE="}
+    answer = {"text": "the answer", "thoughtSignature": "c2lnLTI="}
+    reply = {
+        "candidates": [{"content": {"role": "model", "parts": [thought, answer]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 41, "candidatesTokenCount": 7, "cachedContentTokenCount": 3},
+        "modelVersion": "gemini-2.5-flash",
+        "someFieldNewerThanTheSdk": {"ignored": True},
+    }
+    harness.push(Json(reply), Reply("two"))
+    assert client.send("", "first") == "the answer"  # the thought is not part of the answer
+    usage = client.last_usage
+    assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens) == (41, 7, 3)
+    assert client.send("", "second") == "two"
+    model_turn = harness.bodies()[1]["contents"][1]
+    assert model_turn == {"role": "model", "parts": [thought, answer]}
+
+
+def test_anthropic_sends_thinking_blocks_back_unchanged_and_reads_usage(tmp_path: Path) -> None:
+    """The reply is read from its raw body: thinking blocks go back as they came, a block type the
+    client does not know is left out, and the usage (with cache counts) reaches the client."""
+    harness = make_harness("anthropic", tmp_path)
+    try:
+        client = harness.client()
+        thinking = {"type": "thinking", "thinking": "plan it", "signature": "sig-1"}
+        redacted = {"type": "redacted_thinking", "data": "opaque"}
+        reply = {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+            "content": [thinking, redacted, {"type": "text", "text": "the answer", "citations": None},
+                        {"type": "some_future_block", "x": 1}],
+            "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 41, "output_tokens": 7, "cache_read_input_tokens": 3,
+                      "cache_creation_input_tokens": None},
+        }  # fmt: skip
+        harness.push(Json(reply), Reply("two"))
+        assert client.send("", "first") == "the answer"
+        usage = client.last_usage
+        assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens) == (41, 7, 3)
+        assert usage.cache_write_tokens == 0  # null counts as none
+        assert client.send("", "second") == "two"
+        sent = harness.bodies()[1]["messages"][1]
+        assert sent == {
+            "role": "assistant",
+            "content": [thinking, redacted, {"type": "text", "text": "the answer"}],
+        }
+    finally:
+        harness.close()

@@ -1,10 +1,14 @@
 """Gemini through the ``google-genai`` SDK (imported at the first call).
 
-Chat history is SDK-managed: a ``client.chats`` session holds it and each call sends only
-the new turn. The neutral conversation stays the record: when it no longer matches the
-chat (history was trimmed or truncated, the cache or system text changed) the chat is
-rebuilt from it, reusing the SDK's own ``Content`` for earlier model turns (they carry
-thought signatures that must go back unchanged).
+The provider keeps the history it sent as the SDK's ``Content`` objects (what a
+``client.chats`` session keeps), so each call builds only the new turn. The neutral
+conversation stays the record: when it no longer matches (history was trimmed or truncated,
+the cache or system text changed) the contents are rebuilt from it, reusing the ``Content``
+of earlier model turns (they carry thought signatures that must go back unchanged).
+
+A reply that is not streamed is read from the raw body (``should_return_http_response``):
+the SDK's response model (candidates, usage, metadata) was a tenth of a call's CPU, and
+only the model's ``Content`` is built, as the SDK builds it, for the history.
 
 System context cache (:class:`GeminiCache`): when the system instruction and tool
 definitions reach :data:`CACHE_MIN_TOKENS` (estimated), they are stored server-side as a
@@ -89,11 +93,12 @@ class GeminiProvider(Provider):
     def __init__(self, config, hooks=None) -> None:
         super().__init__(config, hooks)
         self._client: Any = None
-        self._chat: Any = None
-        self._chat_signature: tuple[Any, ...] | None = None  # (config digest, message keys)
-        self._last_reply: Any = None  # the Content the chat recorded for our last answer
+        self._history: list[Any] | None = None  # the Contents sent last time, and the answer
+        self._history_signature: tuple[Any, ...] | None = None  # (config digest, message keys)
+        self._last_reply: Any = None  # the Content recorded for our last answer
         self._tool_objects: dict[str, list[Any]] = {}
-        self._last_config: tuple[str, Any] | None = None  # (digest, GenerateContentConfig) of the last call
+        # (digest, raw body?, GenerateContentConfig) of the last call
+        self._last_config: tuple[str, bool, Any] | None = None
         self.cache = GeminiCache(self.hooks.clock)
 
     # -- connection --------------------------------------------------------------------------
@@ -116,13 +121,13 @@ class GeminiProvider(Provider):
         return self._client
 
     def close(self) -> None:
-        self._chat = self._chat_signature = self._last_reply = None
+        self._history = self._history_signature = self._last_reply = None
         if self._client is not None:
             self._client.close()
             self._client = None
 
     def reset(self) -> None:
-        self._chat = self._chat_signature = self._last_reply = None
+        self._history = self._history_signature = self._last_reply = None
 
     # -- cache -------------------------------------------------------------------------------
     def _cached_content(
@@ -167,7 +172,7 @@ class GeminiProvider(Provider):
     def _delete_cache(self, client: Any, reason: str) -> None:
         name = self.cache.name
         self.cache.forget()
-        self._chat = None
+        self._history = None
         try:
             client.caches.delete(name=name)
         except Exception as exc:  # it expires on its own
@@ -266,11 +271,12 @@ class GeminiProvider(Provider):
         digest = hashlib.sha256(
             f"{shape}\0{cache_name}\0{force_text and not cache_name}\0{system}\0{tool_json}".encode()
         ).hexdigest()
+        raw = not request.stream.active  # the reply's raw body (see the module's docstring)
         last = self._last_config
-        if last is not None and last[0] == digest:  # the SDK object is ~0.2 ms to build: reuse it
-            return last[1], digest
-        config = types.GenerateContentConfig(**options)
-        self._last_config = (digest, config)
+        if last is not None and last[:2] == (digest, raw):  # the SDK object is ~0.2 ms to build: reuse it
+            return last[2], digest
+        config = types.GenerateContentConfig(**options, should_return_http_response=raw or None)
+        self._last_config = (digest, raw, config)
         return config, digest
 
     # -- the call ------------------------------------------------------------------------------
@@ -283,40 +289,63 @@ class GeminiProvider(Provider):
             prefix, last = request.messages[:-1], request.messages[-1]
             signature = (digest, tuple(m.key for m in prefix))
             turn = request.user_turn()
-            if self._chat is None or not self._chat_matches(signature, prefix):
-                self._chat = client.chats.create(
-                    model=self.config.model,
-                    config=config,
-                    history=self._contents(prefix, request.images, turn),
-                )
-            self._chat_signature = None  # unknown until this call succeeds
+            history = self._history
+            if history is None or not self._history_matches(signature, prefix):
+                history = self._contents(prefix, request.images, turn)
+            self._history = self._history_signature = None  # unknown until this call succeeds
             last_turn = 0 if turn == len(request.messages) - 1 else -1
-            parts: Any
-            if last.role is Role.USER and not (request.images and last_turn == 0):
-                # plain text, as the SDK takes it: it builds the one Content itself (building ours
-                # first and handing over its parts cost two more validated SDK objects per send)
-                parts = last.text or "(empty)"
-            else:
-                parts = self._contents([last], request.images, last_turn)[0].parts
+            contents = [*history, self._contents([last], request.images, last_turn)[0]]
             if request.stream.active:
-                content, usage = self._stream(parts, request)
+                content, usage = self._stream(client, contents, config, request)
             else:
-                response = self._chat.send_message(parts)
-                content, usage = _first_content(response), response.usage_metadata
+                response = client.models.generate_content(
+                    model=self.config.model, contents=contents, config=config
+                )
+                content, usage = self._raw_reply(response.sdk_http_response)
         except ProviderError:
             raise
         except Exception as exc:
             raise self.classify(exc) from exc
+        if content is not None:  # (an answer without content is not kept: the next call rebuilds)
+            self._history = [*contents, content]
+            self._history_signature = (digest, tuple(m.key for m in request.messages))
         self._last_reply = content
-        self._chat_signature = (digest, tuple(m.key for m in request.messages))
         return self._reply(content, usage)
 
-    def _chat_matches(self, signature: tuple[Any, ...], prefix: list[Message]) -> bool:
-        if self._chat_signature is None or not prefix:
+    def _raw_reply(self, http_response: Any) -> tuple[Any, Usage]:
+        """The first candidate's ``Content`` (built as the SDK builds it) and the usage, from
+        the raw body of a ``generateContent`` reply."""
+        from google.genai import types
+
+        try:
+            body = json.loads(http_response.body or "{}")
+        except ValueError as exc:
+            raise WireError(
+                f"the server answered with something that is not JSON: {str(http_response.body)[:200]!r}"
+            ) from exc
+        if not isinstance(body, dict):
+            raise WireError(f"the server answered with something that is not a reply: {str(body)[:200]!r}")
+        candidates = body.get("candidates")
+        first = candidates[0] if isinstance(candidates, list) and candidates else None
+        content = first.get("content") if isinstance(first, dict) else None
+        usage = body.get("usageMetadata")
+        usage = usage if isinstance(usage, dict) else {}
+        tokens = Usage(
+            input_tokens=_count(usage, "promptTokenCount"),
+            output_tokens=_count(usage, "candidatesTokenCount"),
+            cache_read_tokens=_count(usage, "cachedContentTokenCount"),
+        )
+        if not isinstance(content, dict):
+            return None, tokens
+        # the SDK's own reading: fields newer than the SDK dropped, then validated
+        return types.Content._from_response(response=content, kwargs={}), tokens
+
+    def _history_matches(self, signature: tuple[Any, ...], prefix: list[Message]) -> bool:
+        if self._history_signature is None or not prefix:
             return False
         digest, keys = signature
-        known_digest, known_keys = self._chat_signature
-        # the chat holds known_keys plus our last answer, which the caller recorded as prefix[-1]
+        known_digest, known_keys = self._history_signature
+        # the history holds known_keys plus our last answer, which the caller recorded as prefix[-1]
         return (
             digest == known_digest
             and keys[:-1] == known_keys
@@ -324,12 +353,15 @@ class GeminiProvider(Provider):
             and prefix[-1].native is self._last_reply
         )
 
-    def _stream(self, parts: str | list[Any], request: ModelRequest) -> tuple[Any, Any]:
+    def _stream(
+        self, client: Any, contents: list[Any], config: Any, request: ModelRequest
+    ) -> tuple[Any, Usage]:
         from google.genai import types
 
         collected: list[Any] = []
         usage = None
-        for chunk in self._chat.send_message_stream(parts):
+        model = self.config.model
+        for chunk in client.models.generate_content_stream(model=model, contents=contents, config=config):
             content = _first_content(chunk)
             for part in content.parts or [] if content is not None else []:
                 if part.text and not part.thought:
@@ -350,9 +382,14 @@ class GeminiProvider(Provider):
                 merged[-1] = types.Part(text=merged[-1].text + part.text)
             else:
                 merged.append(part)
-        return types.Content(role="model", parts=merged), usage
+        tokens = Usage(
+            input_tokens=int(getattr(usage, "prompt_token_count", 0) or 0),
+            output_tokens=int(getattr(usage, "candidates_token_count", 0) or 0),
+            cache_read_tokens=int(getattr(usage, "cached_content_token_count", 0) or 0),
+        )
+        return (types.Content(role="model", parts=merged) if collected else None), tokens
 
-    def _reply(self, content: Any, usage: Any) -> ModelReply:
+    def _reply(self, content: Any, usage: Usage) -> ModelReply:
         text: list[str] = []
         calls: list[ToolCall] = []
         for n, part in enumerate(content.parts or [] if content is not None else []):
@@ -366,11 +403,7 @@ class GeminiProvider(Provider):
         return ModelReply(
             text="".join(text),
             tool_calls=tuple(calls),
-            usage=Usage(
-                input_tokens=int(getattr(usage, "prompt_token_count", 0) or 0),
-                output_tokens=int(getattr(usage, "candidates_token_count", 0) or 0),
-                cache_read_tokens=int(getattr(usage, "cached_content_token_count", 0) or 0),
-            ),
+            usage=usage,
             stop_reason="tool_calls" if calls else "stop",
             native=content,
         )
@@ -405,6 +438,12 @@ class GeminiProvider(Provider):
 def _first_content(response: Any) -> Any:
     candidates = getattr(response, "candidates", None) or []
     return candidates[0].content if candidates else None
+
+
+def _count(usage: dict[str, Any], key: str) -> int:
+    """A token count of a raw ``usageMetadata`` (absent, null or not a number: 0)."""
+    value = usage.get(key)
+    return value if type(value) is int else 0
 
 
 def _details(details: Any) -> list[dict[str, Any]]:

@@ -15,10 +15,11 @@ from __future__ import annotations
 import heapq
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from manual_slop.mma.errors import CycleDetected, DuplicateTicketId, InvalidTransition, UnknownDependency
 from manual_slop.mma.models import Ticket, TicketStatus
+from manual_slop.mma.waves import ArrayAdjacency, ListAdjacency, adjacency
 
 __all__ = ["LARGE_TRACK_WARNING", "ExecutionEngine", "TrackDAG"]
 
@@ -44,7 +45,7 @@ class TrackDAG:
             for dep in deps:
                 self._dependents[dep].append(tid)
         self._order: list[str] | None = None
-        self._compact_graph: tuple[list[str], list[list[int]], list[int]] | None = None
+        self._compact_graph: tuple[list[str], ListAdjacency | ArrayAdjacency] | None = None
 
     def __len__(self) -> int:
         return len(self.tickets)
@@ -133,15 +134,16 @@ class TrackDAG:
         The tickets of one wave can run in parallel; a ticket's wave is the length of the
         longest dependency chain before it (what ``networkx.topological_generations``
         yields). One pass over a compact integer adjacency (built once per DAG, on first
-        use): O(tickets + dependencies). The adjacency is numbered in wave order, so the
-        walk reads ids, child lists and counters front to back: on 100k tickets a walk over
-        insertion-order numbers spent most of its time on cache misses (3x slower).
+        use): O(tickets + dependencies). The adjacency is numbered in wave order, so every
+        wave is a contiguous range of numbers and the walk reads ids and children front to
+        back; from :data:`~manual_slop.mma.waves.VECTOR_FROM` tickets it is numpy arrays
+        walked one vectorised step per wave (see :mod:`manual_slop.mma.waves`).
         """
-        ids, children, indegree = self._compact()
-        return _waves(ids, children, indegree, self.find_cycle)
+        ids, graph = self._compact()
+        return graph.waves(ids, self.find_cycle)
 
-    def _compact(self) -> tuple[list[str], list[list[int]], list[int]]:
-        """(ids, dependents by index, dependency count by index), built once, in wave order.
+    def _compact(self) -> tuple[list[str], ListAdjacency | ArrayAdjacency]:
+        """(ids, adjacency by number), built once, numbered in wave order.
 
         Wave order is what :meth:`generations` visits (the same walk, run once here on
         insertion-order numbers); tickets on a cycle, which no wave reaches, come last.
@@ -152,18 +154,21 @@ class TrackDAG:
             index = {tid: i for i, tid in enumerate(first)}
             children = [[index[c] for c in self._dependents[tid]] for tid in first]
             indegree = [len(self._deps_of[tid]) for tid in first]
-            order = [i for wave in _waves(list(range(len(first))), children, indegree, None) for i in wave]
+            waves = ListAdjacency(children, indegree).waves(range(len(first)), None)
+            order = [i for wave in waves for i in wave]
             if len(order) != len(first):  # a cycle: keep the rest in insertion order
                 placed = set(order)
                 order += [i for i in range(len(first)) if i not in placed]
             position = [0] * len(order)
             for new, old in enumerate(order):
                 position[old] = new
-            numbers = list(range(len(order)))  # one int object per index, allocated in order
+            numbers = list(range(len(order)))  # one int object per number, allocated in order
             self._compact_graph = (
                 [_fresh(first[old]) for old in order],
-                [[numbers[position[c]] for c in children[old]] for old in order],
-                [indegree[old] for old in order],
+                adjacency(
+                    [[numbers[position[c]] for c in children[old]] for old in order],
+                    [indegree[old] for old in order],
+                ),
             )
         return self._compact_graph
 
@@ -194,32 +199,6 @@ class TrackDAG:
                     changed.append(dependent)
                     queue.append(dependent_id)
         return changed
-
-
-def _waves(
-    ids: list,
-    children: list[list[int]],
-    indegree: list[int],
-    find_cycle: Callable[[], list[str] | None] | None,
-) -> list[list]:
-    """Kahn's walk by waves over an integer adjacency; ``find_cycle`` None: stop at a cycle quietly."""
-    waiting = indegree.copy()
-    wave = [i for i, n in enumerate(indegree) if not n]
-    waves: list[list] = []
-    placed = 0
-    while wave:
-        waves.append([ids[i] for i in wave])
-        placed += len(wave)
-        following: list[int] = []
-        for i in wave:
-            for child in children[i]:
-                waiting[child] -= 1
-                if not waiting[child]:
-                    following.append(child)
-        wave = following
-    if placed != len(ids) and find_cycle is not None:
-        raise CycleDetected(find_cycle() or sorted(ids[i] for i, n in enumerate(waiting) if n))
-    return waves
 
 
 def _fresh(text: str) -> str:

@@ -9,6 +9,7 @@ import pytest
 from manual_slop.mma.dag import ExecutionEngine, TrackDAG
 from manual_slop.mma.errors import CycleDetected, DuplicateTicketId, InvalidTransition, UnknownDependency
 from manual_slop.mma.models import Ticket, TicketStatus
+from manual_slop.mma.waves import ListAdjacency
 
 
 def t(tid: str, *deps: str, status: str = "todo", priority: str = "medium") -> Ticket:
@@ -184,8 +185,10 @@ def test_generations_are_networkx_topological_generations() -> None:
 def test_the_walk_adjacency_is_numbered_in_wave_order_and_a_cycle_keeps_the_rest() -> None:
     # list order is the reverse of wave order: the compact ids still come wave by wave
     dag = TrackDAG([t("c", "b"), t("b", "a"), t("x"), t("a")])
-    ids, children, indegree = dag._compact()
-    assert ids == ["x", "a", "b", "c"] and children == [[], [2], [3], []] and indegree == [0, 0, 1, 1]
+    ids, graph = dag._compact()
+    assert isinstance(graph, ListAdjacency)  # small: the Python walk
+    assert ids == ["x", "a", "b", "c"] and graph.children == [[], [2], [3], []]
+    assert graph.indegree == [0, 0, 1, 1]
     assert dag.generations() == [["x", "a"], ["b"], ["c"]] and dag.generations() == [["x", "a"], ["b"], ["c"]]
     looped = TrackDAG([t("p", "q"), t("q", "p"), t("r"), t("s", "r")])
     assert looped._compact()[0] == ["r", "s", "p", "q"]  # the cycle's tickets last, in list order

@@ -381,7 +381,7 @@ class AppController:
         event already redacted, snapshotted and measured here: for a track of 200 tickets that costs
         milliseconds, which the frame that applies the update must not pay."""
         payload = {k: v for k, v in update.items() if k not in ("action", "event", "event_size")}
-        event = json_snapshot(self.redactor.redact_obj(payload))
+        event = json_snapshot(self.redactor.redact_obj(payload, copy=False))  # the snapshot copies
         size = approx_size(event)  # the journal's byte budget: measured here, not in the frame
         task = {"action": "mma_state_update", **payload, "event": event, "event_size": size}
         return self.post_gui_task(task)

@@ -51,7 +51,7 @@ from manual_slop.config import (
     TomlFile,
 )
 from manual_slop.context.service import ContextService
-from manual_slop.cpu_turn import cpu_turn
+from manual_slop.cpu_turn import cpu_turn, frame_begins, frame_ends
 from manual_slop.dialogs import Decision, PendingDialog
 from manual_slop.documents import Documents
 from manual_slop.events import AsyncEventQueue, EventJournal, UserRequestEvent, json_snapshot
@@ -422,6 +422,7 @@ class AppController:
 
     def begin_frame(self) -> None:
         """Start of a frame (main thread): timing starts, pending work is applied."""
+        frame_begins()  # worker threads start no Python-heavy section until end_frame
         self.perf.frame_start()
         self._wake.clear()
         try:
@@ -433,6 +434,7 @@ class AppController:
     def end_frame(self) -> None:
         """End of a frame (main thread)."""
         self.perf.frame_end()
+        frame_ends()
 
     def record_frame_failure(self, exc: BaseException) -> None:
         """A frame (or a panel in it) raised: reported by health() for the next 2 s."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from manual_slop.cpu_turn import cpu_turn
+from manual_slop.cpu_turn import cpu_turn, frame_begins, frame_ends
 
 
 def _hold_turn_in_thread() -> tuple[threading.Thread, threading.Event, threading.Event]:
@@ -87,3 +87,24 @@ def test_the_turn_is_reentrant_in_one_thread() -> None:
     thread.start()
     thread.join(5)
     assert seen == [(True, True)]
+
+
+def test_no_turn_starts_while_a_frame_is_drawn() -> None:
+    entered = threading.Event()
+    waited: list[bool] = []
+
+    def worker() -> None:
+        with cpu_turn(max_wait_s=5) as taken:
+            waited.append(taken)
+            entered.set()
+
+    frame_begins()
+    thread = threading.Thread(target=worker, name="turn-during-frame")
+    try:
+        thread.start()
+        assert not entered.wait(0.1)  # held back while the frame is drawn
+    finally:
+        frame_ends()
+    assert entered.wait(5) and waited == [True]
+    thread.join(5)
+    assert not thread.is_alive()

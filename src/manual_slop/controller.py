@@ -754,6 +754,7 @@ class AppController:
         if self._shut_down:
             return []
         self._shut_down = True
+        frame_ends()  # a loop that stopped inside a frame must not hold the workers' turns back
         deadline = time.monotonic() + timeout
         if self.flow.cancel_all("the app is shutting down"):  # providers let go within a second
             self._settle_requests(min(deadline, time.monotonic() + CANCEL_SETTLE_S))

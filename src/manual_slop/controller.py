@@ -51,6 +51,7 @@ from manual_slop.config import (
     TomlFile,
 )
 from manual_slop.context.service import ContextService
+from manual_slop.cpu_turn import cpu_turn, frame_begins, frame_ends
 from manual_slop.dialogs import Decision, PendingDialog
 from manual_slop.documents import Documents
 from manual_slop.events import AsyncEventQueue, EventJournal, UserRequestEvent, json_snapshot
@@ -348,9 +349,10 @@ class AppController:
         kind: str,
         entry: Mapping[str, Any],
     ) -> dict[str, Any]:
-        entry = self.redactor.redact_obj(dict(entry))  # the view, the log and the events alike
-        record = {"seq": 0, "local_ts": 0.0, **entry}
-        size = approx_size(record)  # for the view's and the journal's byte budgets, measured once
+        with cpu_turn():  # worker threads take turns; the frame waits for one at most
+            entry = self.redactor.redact_obj(dict(entry))  # the view, the log and the events alike
+            record = {"seq": 0, "local_ts": 0.0, **entry}
+            size = approx_size(record)  # for the view's and the journal's byte budgets, measured once
         with self._log_seq_lock:  # numbering and queueing together keep the view sorted by seq
             record["seq"], record["local_ts"] = next(seq), time.time()
             pending.append((record, size))
@@ -363,7 +365,9 @@ class AppController:
                     log.exception("comms observer failed")
         else:
             self.session_log.append_tool_call(record)
-        self.journal.publish_snapshot(kind, json_snapshot(record), size)  # redacted above
+        with cpu_turn():
+            snapshot = json_snapshot(record)
+        self.journal.publish_snapshot(kind, snapshot, size)  # redacted above
         return record
 
     def add_history_entry(self, role: str, content: str, discussion: str | None = None) -> bool:
@@ -381,8 +385,9 @@ class AppController:
         event already redacted, snapshotted and measured here: for a track of 200 tickets that costs
         milliseconds, which the frame that applies the update must not pay."""
         payload = {k: v for k, v in update.items() if k not in ("action", "event", "event_size")}
-        event = json_snapshot(self.redactor.redact_obj(payload))
-        size = approx_size(event)  # the journal's byte budget: measured here, not in the frame
+        with cpu_turn():  # worker threads take turns; the frame waits for one at most
+            event = json_snapshot(self.redactor.redact_obj(payload, copy=False))  # the snapshot copies
+            size = approx_size(event)  # the journal's byte budget: measured here, not in the frame
         task = {"action": "mma_state_update", **payload, "event": event, "event_size": size}
         return self.post_gui_task(task)
 
@@ -417,6 +422,7 @@ class AppController:
 
     def begin_frame(self) -> None:
         """Start of a frame (main thread): timing starts, pending work is applied."""
+        frame_begins()  # worker threads start no Python-heavy section until end_frame
         self.perf.frame_start()
         self._wake.clear()
         try:
@@ -428,6 +434,7 @@ class AppController:
     def end_frame(self) -> None:
         """End of a frame (main thread)."""
         self.perf.frame_end()
+        frame_ends()
 
     def record_frame_failure(self, exc: BaseException) -> None:
         """A frame (or a panel in it) raised: reported by health() for the next 2 s."""
@@ -747,6 +754,7 @@ class AppController:
         if self._shut_down:
             return []
         self._shut_down = True
+        frame_ends()  # a loop that stopped inside a frame must not hold the workers' turns back
         deadline = time.monotonic() + timeout
         if self.flow.cancel_all("the app is shutting down"):  # providers let go within a second
             self._settle_requests(min(deadline, time.monotonic() + CANCEL_SETTLE_S))

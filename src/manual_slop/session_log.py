@@ -88,7 +88,7 @@ class SessionLog:
         record.setdefault("local_ts", time.time())
         # Redacted as values, not as a line: a mark never lands inside JSON syntax.
         redact = self.redactor.redact
-        record = self.redactor.redact_obj(record)
+        record = self.redactor.redact_obj(record, copy=False)  # only read by json.dumps below
         line = json.dumps(record, ensure_ascii=False, default=lambda value: redact(str(value))) + "\n"
         data = line.encode("utf-8")
         path = self.path(stream)

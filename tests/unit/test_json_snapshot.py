@@ -58,3 +58,28 @@ def test_the_journal_keeps_what_was_published_not_what_it_became() -> None:
     tracks.append({"title": "B"})
     events, _, _ = journal.read(0)
     assert events[0].payload == {"tracks": [{"title": "A"}]}
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+class Mode(enum.StrEnum):
+    FAST = "fast"
+
+
+def test_leaves_of_plain_dicts_and_lists_are_converted_by_their_exact_type() -> None:
+    # the fast path keeps exact str/int/bool/None as they are; subclasses still become plain
+    value = {"lvl": Level.HIGH, "mode": [Mode.FAST, True, None, 7, "x"], Mode.FAST: {"f": float("inf")}}
+    snap = json_snapshot(value)
+    assert snap == {"lvl": 3, "mode": ["fast", True, None, 7, "x"], "fast": {"f": None}}
+    assert type(snap["lvl"]) is int and type(snap["mode"][0]) is str and type(next(iter(snap))) is str
+    nested: dict = {}
+    node = nested
+    for _ in range(70):
+        node["d"] = {}
+        node = node["d"]
+    depth, cut = 0, json_snapshot(nested)
+    while isinstance(cut, dict):
+        cut, depth = cut["d"], depth + 1
+    assert cut == "<nested too deeply>" and depth == 64

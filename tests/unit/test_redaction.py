@@ -90,6 +90,49 @@ def test_without_secrets_redact_obj_returns_the_object_itself() -> None:
     assert Redactor().redact_obj(value) is value
 
 
+def test_redact_obj_of_a_clean_value_is_an_equal_copy_or_with_copy_false_the_value() -> None:
+    # the clean case is decided on the value's JSON text (issue #22c: a worker's GIL time)
+    r = redactor()
+    value = {"tickets": [{"id": "T1", "deps": ["T0"], "n": 1, "pair": ("a", 2)}], 3: None}
+    copied = r.redact_obj(value)
+    assert copied == value and copied is not value
+    assert copied["tickets"] is not value["tickets"] and copied["tickets"][0] is not value["tickets"][0]
+    assert r.redact_obj(value, copy=False) is value
+
+
+def test_redact_obj_still_finds_every_secret_the_walk_finds() -> None:
+    r = redactor()
+    rng = random.Random(22)
+    for _ in range(200):  # a piece somewhere in a deep value, a key, a tuple; text around it
+        start = rng.randrange(0, len(KEY) - PIECE_CHARS + 1)
+        piece = KEY[start : start + PIECE_CHARS + rng.randrange(0, 4)]
+        where = rng.randrange(3)
+        leaf = f'x\n{piece}\t"y' if where == 0 else piece
+        value = {"a": [{"b": (1, leaf if where == 0 else "ok")}], (leaf if where == 1 else "k"): 2}
+        value["c"] = [leaf] if where == 2 else []
+        for copy in (True, False):
+            assert piece not in json.dumps(r.redact_obj(value, copy=copy), ensure_ascii=False), value
+
+
+def test_a_secret_json_escapes_is_redacted_in_values_too() -> None:
+    # a piece holding a quote shows escaped in a value's JSON text: such secrets take the walk
+    tricky = 'abc"defghijklmnop'
+    r = Redactor([NamedSecret("db", tricky)])
+    assert r.redact_obj({"v": ['bc"defghijkl']}, copy=False) == {"v": ["[REDACTED:db]"]}
+
+
+def test_values_json_cannot_write_are_walked_as_before() -> None:
+    r = redactor()
+
+    class Opaque:
+        pass
+
+    thing = Opaque()
+    value = {"o": thing, "k": KEY, "nan": float("nan")}
+    redacted = r.redact_obj(value)
+    assert redacted["o"] is thing and redacted["k"] == MARK
+
+
 def test_random_texts_never_keep_a_piece_of_a_key() -> None:
     rng = random.Random(14)
     r = redactor()

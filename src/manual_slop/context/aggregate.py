@@ -55,6 +55,7 @@ from manual_slop.context.items import (
     parse_views,
 )
 from manual_slop.context.views import Summarizer, render_block
+from manual_slop.cpu_turn import cpu_turn
 
 if TYPE_CHECKING:
     from manual_slop.context.fit_report import FitReport
@@ -426,6 +427,22 @@ def build_tier3_context(
     Files the user masked stay masked when in focus and are listed by name otherwise;
     files set to ``none`` stay names only; files the ``policy`` refuses are never read.
     """
+    with cpu_turn():  # worker threads take turns; the frame waits for one at most
+        return _build_tier3_context(
+            focus_files, base_dir, paths, exclude, views, mask_patterns, cache, policy
+        )
+
+
+def _build_tier3_context(
+    focus_files: Sequence[str],
+    base_dir: str | Path,
+    paths: Sequence[str],
+    exclude: Sequence[str],
+    views: Mapping[str, Mapping[str, Any]] | None,
+    mask_patterns: Sequence[str],
+    cache: FileCache | None,
+    policy: PathPolicy | None,
+) -> str:
     base = Path(base_dir)
     focus = {r.name for r in resolve_files(base, focus_files)}
     user_views, _ = parse_views(views or {})

@@ -11,8 +11,10 @@ Two layers, both validated by the file's *stamp* ``(st_mtime_ns, st_size)``:
 A stamp that differs from the cached one is a miss and replaces the entry: a file is
 re-parsed only when it changed. The cache is shared by the request thread, preview
 and MD Only jobs and MMA workers, so every method takes one lock (never held while
-parsing or rendering; two threads missing the same key may both compute it, and the
-results are identical).
+parsing or rendering). A view being built is built once: a second thread missing the same
+view waits for the first (up to ``VIEW_WAIT_S``, then builds it too; the results are
+identical). Four MMA workers starting at once parsed every file four times, each parse one
+C call holding the GIL for up to 20 ms while the window waited to draw (issue #22c).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ DEFAULT_MAX_VIEW_CHARS = 64_000_000
 # over KEEP_TREE_CHARS are not kept (their views are cached; the tree would only hold memory).
 MAX_PARSE_CHARS = 1_000_000
 KEEP_TREE_CHARS = 200_000
+VIEW_WAIT_S = 10.0  # a view another thread builds is waited for this long, then built again
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,8 @@ class FileCache:
         self._views: OrderedDict[tuple[str, str], tuple[Stamp, str]] = OrderedDict()
         self._view_chars = 0
         self._counts = [0, 0, 0, 0]  # tree hits, tree misses, view hits, view misses
+        # (path, view) -> (set when built, the building thread's id): views being built now
+        self._building: dict[tuple[str, str], tuple[threading.Event, int]] = {}
 
     # -- trees ----------------------------------------------------------------------
     def tree(self, path: str, stamp: Stamp, source: str) -> ast.Module:
@@ -135,14 +140,29 @@ class FileCache:
     def view(self, path: str, stamp: Stamp, view: str, build: Callable[[], str]) -> str:
         """The cached ``view`` of ``path`` at ``stamp``, built with ``build()`` on a miss."""
         key = (path, view)
-        with self._lock:
-            cached = self._views.get(key)
-            if cached is not None and cached[0] == stamp:
-                self._views.move_to_end(key)
-                self._counts[2] += 1
-                return cached[1]
-            self._counts[3] += 1
-        text = build()
+        me = threading.get_ident()
+        for attempt in range(2):  # at most one wait for another thread's build
+            with self._lock:
+                cached = self._views.get(key)
+                if cached is not None and cached[0] == stamp:
+                    self._views.move_to_end(key)
+                    self._counts[2] += 1
+                    return cached[1]
+                flight = self._building.get(key)
+                if flight is None or flight[1] == me or attempt:
+                    self._counts[3] += 1
+                    done = threading.Event()
+                    if flight is None:
+                        self._building[key] = (done, me)
+                    break
+            flight[0].wait(VIEW_WAIT_S)  # outside the lock and the GIL; then look again
+        try:
+            text = build()
+        finally:
+            with self._lock:
+                if self._building.get(key, (None, 0))[0] is done:
+                    del self._building[key]
+            done.set()
         with self._lock:
             old = self._views.pop(key, None)
             if old is not None:

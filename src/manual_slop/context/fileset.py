@@ -190,13 +190,17 @@ def _walk(
                 continue
             kept_dirs.append(d)
         dirs[:] = kept_dirs
+        # names joined as text per file, one stat each: Path objects and relative_to per file
+        # were most of a worker's context build (issue #22c); the names are the same
+        rel_prefix = "" if rel_folder == "." else rel_folder.replace(os.sep, "/") + "/"
+        shown = display_name(Path(folder), base_dir)
+        name_prefix = "" if shown == "." else shown if shown.endswith("/") else shown + "/"
         for filename in files:
-            full = Path(folder, filename)
-            rel = full.relative_to(relative_to).as_posix()
-            if not regex.fullmatch(rel):
+            if not regex.fullmatch(rel_prefix + filename):
                 continue
-            name = display_name(full, base_dir)
+            name = name_prefix + filename
             if is_excluded(name, exclude):
                 continue
-            if _kind(full) == "file":
+            full = Path(folder, filename)
+            if os.path.isfile(full):  # what _kind() calls a file (a broken link is not)
                 yield ResolvedPath(name, full)

@@ -20,6 +20,7 @@ from manual_slop.context.errors import ViewError
 from manual_slop.context.file_cache import FileCache
 from manual_slop.context.fileset import resolve_files
 from manual_slop.context.items import FileItem, FileKind, ViewMode, ViewSpec, estimate_tokens
+from manual_slop.context.views import fenced
 from tests.unit.context.fixture_project import ALL_FILES, build_project
 
 SECRET_PATTERNS = [r"(?i)(api[_-]?key|password)\s*="]
@@ -53,6 +54,12 @@ def test_full_mode_shows_the_text_in_a_fence_longer_than_any_inside(project: Pat
     assert app.startswith("### `src/app.py` (full)\n\n```python\n") and "text.upper()" in app
     guide = block_of(md, "docs/guide.md")
     assert guide.startswith("### `docs/guide.md` (full)\n\n````markdown\n")  # the guide contains ```
+
+
+def test_a_fence_is_three_backticks_unless_the_text_holds_a_run_of_three_or_more() -> None:
+    assert fenced("a `` b", "py") == "```py\na `` b\n```\n"
+    assert fenced("x ``` y ````` z\n").startswith("``````\n")  # one longer than the longest run
+    assert fenced("ends with ```").startswith("````\n")
 
 
 @pytest.mark.parametrize(

@@ -94,3 +94,35 @@ def test_concurrent_readers_get_consistent_results() -> None:
         t.join(10)
     assert not errors
     assert cache.stats().trees <= 4
+
+
+def test_a_view_being_built_is_waited_for_not_built_again() -> None:
+    # four MMA workers starting at once parsed every file four times (issue #22c)
+    cache = FileCache()
+    started, release = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def slow_build() -> str:
+        calls.append(threading.current_thread().name)
+        started.set()
+        release.wait(5)
+        return "skeleton"
+
+    results: list[str] = []
+
+    def reader() -> None:
+        results.append(cache.view("m.py", (1, 1), "skeleton", slow_build))
+
+    first, second = threading.Thread(target=reader), threading.Thread(target=reader)
+    first.start()
+    assert started.wait(5)
+    second.start()
+    second.join(0.1)
+    assert second.is_alive()  # waiting for the first build, not building
+    release.set()
+    first.join(5)
+    second.join(5)
+    assert results == ["skeleton", "skeleton"] and len(calls) == 1
+    stats = cache.stats()
+    assert (stats.view_misses, stats.view_hits) == (1, 1)
+    assert cache.view("m.py", (2, 1), "skeleton", lambda: "changed") == "changed"  # a new stamp builds

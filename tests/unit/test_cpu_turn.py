@@ -1,0 +1,110 @@
+"""Worker threads take turns for Python-heavy sections; the main thread and asyncio loops never wait."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from manual_slop.cpu_turn import cpu_turn, frame_begins, frame_ends
+
+
+def _hold_turn_in_thread() -> tuple[threading.Thread, threading.Event, threading.Event]:
+    inside, leave = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with cpu_turn() as taken:
+            assert taken
+            inside.set()
+            leave.wait(5)
+
+    thread = threading.Thread(target=holder, name="turn-holder")
+    thread.start()
+    assert inside.wait(5)
+    return thread, inside, leave
+
+
+def test_a_second_worker_waits_for_the_turn_and_gets_it_when_freed() -> None:
+    holder, _, leave = _hold_turn_in_thread()
+    got: list[bool] = []
+    entered = threading.Event()
+
+    def second() -> None:
+        with cpu_turn(max_wait_s=5) as taken:
+            got.append(taken)
+            entered.set()
+
+    worker = threading.Thread(target=second, name="turn-second")
+    try:
+        worker.start()
+        assert not entered.wait(0.1)  # blocked while the holder has the turn
+        leave.set()
+        assert entered.wait(5) and got == [True]
+    finally:
+        leave.set()
+        holder.join(5)
+        worker.join(5)
+    assert not holder.is_alive() and not worker.is_alive()
+
+
+def test_the_main_thread_an_asyncio_loop_and_a_timed_out_wait_go_through() -> None:
+    holder, _, leave = _hold_turn_in_thread()
+    results: list[bool] = []
+
+    def late() -> None:
+        with cpu_turn(max_wait_s=0.01) as taken:
+            results.append(taken)
+
+    async def in_loop() -> bool:
+        with cpu_turn(max_wait_s=5) as taken:
+            return taken
+
+    try:
+        with cpu_turn(max_wait_s=5) as taken:  # the main thread: at once, without the turn
+            assert taken is False
+        loop_thread_result: list[bool] = []
+        runner = threading.Thread(target=lambda: loop_thread_result.append(asyncio.run(in_loop())))
+        runner.start()
+        runner.join(5)
+        assert loop_thread_result == [False]
+        timed = threading.Thread(target=late)
+        timed.start()
+        timed.join(5)
+        assert results == [False]
+    finally:
+        leave.set()
+        holder.join(5)
+    assert not holder.is_alive()
+
+
+def test_the_turn_is_reentrant_in_one_thread() -> None:
+    seen: list[tuple[bool, bool]] = []
+
+    def nested() -> None:
+        with cpu_turn() as outer, cpu_turn(max_wait_s=0.01) as inner:
+            seen.append((outer, inner))
+
+    thread = threading.Thread(target=nested)
+    thread.start()
+    thread.join(5)
+    assert seen == [(True, True)]
+
+
+def test_no_turn_starts_while_a_frame_is_drawn() -> None:
+    entered = threading.Event()
+    waited: list[bool] = []
+
+    def worker() -> None:
+        with cpu_turn(max_wait_s=5) as taken:
+            waited.append(taken)
+            entered.set()
+
+    frame_begins()
+    thread = threading.Thread(target=worker, name="turn-during-frame")
+    try:
+        thread.start()
+        assert not entered.wait(0.1)  # held back while the frame is drawn
+    finally:
+        frame_ends()
+    assert entered.wait(5) and waited == [True]
+    thread.join(5)
+    assert not thread.is_alive()

@@ -68,8 +68,9 @@ class _Matcher:
     wholes: tuple[tuple[str, str], ...]  # (needle, mark), longest needle first
     pieces: Mapping[str, str]  # every PIECE_CHARS-long slice of a long secret -> mark
     runs: re.Pattern[str] | None  # runs of secret characters at least PIECE_CHARS long
-    # a secret holds a character JSON escapes (quote, backslash, control): a value's JSON text
-    # may then show it (or a piece of it) escaped, so :meth:`finds` on that text could miss it
+    # a secret holds a character JSON escapes (quote, backslash, control) or one beyond ASCII:
+    # a value's JSON text may then show it (or a piece of it, or its \u-escaped form) escaped,
+    # so :meth:`finds` on that text could miss it
     json_escapes: bool = False
 
     @property
@@ -86,7 +87,8 @@ class _Matcher:
         for secret in secrets:
             mark = redaction_mark(secret.name)
             value = secret.value
-            escapes = escapes or _JSON_ESCAPED.search(value) is not None
+            # (a non-ASCII secret: its \u-escaped form, doubled backslashes in JSON text, too)
+            escapes = escapes or _JSON_ESCAPED.search(value) is not None or not value.isascii()
             for needle in {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}:
                 wholes.setdefault(needle, mark)
             if len(value) >= PIECE_CHARS:
@@ -204,7 +206,8 @@ class Redactor:
 
 
 # Characters json.dumps(ensure_ascii=False) writes escaped: a secret holding one may be missed
-# in a value's JSON text, so such secrets always take the walk.
+# in a value's JSON text, so such secrets always take the walk (as do non-ASCII ones: a value
+# may hold their \u-escaped form, whose backslashes the JSON text doubles).
 _JSON_ESCAPED = re.compile(r'["\\\x00-\x1f]')
 
 

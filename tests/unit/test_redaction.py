@@ -212,3 +212,14 @@ def test_a_stream_redacted_chunk_by_chunk_is_redacted_like_the_whole() -> None:
         assert shown.startswith("head prose") and shown.endswith(" end")
         assert "[REDACTED:ANTHROPIC_API_KEY]" in shown
     assert Redactor().redact_appended("a", "b") == "ab"
+
+
+def test_the_ascii_escaped_form_of_a_non_ascii_secret_is_redacted_in_values_too() -> None:
+    # "\u00e9...\u00e8" as literal text: in a value's JSON text each backslash is doubled, so the
+    # escaped form is not found there; such secrets take the walk, which finds it
+    secret = "p\u00e9ss-word-\u00e8-0123456789"
+    r = Redactor([NamedSecret("db", secret)])
+    escaped = json.dumps(secret)[1:-1]  # p\u00e9ss-word-\u00e8-0123456789
+    for copy in (True, False):
+        redacted = r.redact_obj({"log": [f"sent {escaped} to the server"]}, copy=copy)
+        assert escaped not in json.dumps(redacted) and "[REDACTED:db]" in redacted["log"][0]

@@ -16,7 +16,7 @@ if os.environ.get("SLOP_TEST_REDACTOR_OFF") == "1":
     from manual_slop import redaction
 
     redaction.Redactor.redact = lambda self, text: text  # type: ignore[method-assign]
-    redaction.Redactor.redact_obj = lambda self, value: value  # type: ignore[method-assign]
+    redaction.Redactor.redact_obj = lambda self, value, copy=True: value  # type: ignore[method-assign]
 
 if os.environ.get("SLOP_TEST_WEB_LOOPBACK") == "1":
     from manual_slop.tools import web

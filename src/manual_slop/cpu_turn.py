@@ -37,6 +37,7 @@ MAX_WAIT_S = 0.05
 _TURN = threading.RLock()  # declared singleton: the process has one GIL, hence one turn
 _NO_FRAME = threading.Event()  # declared singleton: cleared while the main thread draws a frame
 _NO_FRAME.set()
+_MAIN_IDENT = threading.main_thread().ident
 
 
 def frame_begins() -> None:
@@ -53,7 +54,9 @@ def frame_ends() -> None:
 def cpu_turn(max_wait_s: float = MAX_WAIT_S) -> Iterator[bool]:
     """Hold the process's CPU turn for the block; yields whether it was taken (False: the
     thread may not wait, or the turn stayed busy for ``max_wait_s``)."""
-    if threading.current_thread() is threading.main_thread() or asyncio._get_running_loop() is not None:
+    # get_ident, not current_thread(): that would register a never-ending _DummyThread for a
+    # thread threading did not start (the ImGui test engine's coroutine, a C library's)
+    if threading.get_ident() == _MAIN_IDENT or asyncio._get_running_loop() is not None:
         yield False
         return
     deadline = time.monotonic() + max_wait_s

@@ -108,3 +108,22 @@ def test_no_turn_starts_while_a_frame_is_drawn() -> None:
     assert entered.wait(5) and waited == [True]
     thread.join(5)
     assert not thread.is_alive()
+
+
+def test_a_thread_threading_did_not_start_leaves_no_dummy_thread_behind() -> None:
+    # the ImGui test engine runs a test on such a thread; threading.current_thread() there would
+    # register a _DummyThread that stays "alive" for ever
+    import _thread
+
+    done = threading.Event()
+    taken: list[bool] = []
+
+    def foreign() -> None:
+        with cpu_turn() as turn:
+            taken.append(turn)
+        done.set()
+
+    before = len(threading.enumerate())
+    _thread.start_new_thread(foreign, ())
+    assert done.wait(5)
+    assert taken == [True] and len(threading.enumerate()) == before

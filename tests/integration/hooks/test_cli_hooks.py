@@ -265,6 +265,27 @@ def test_the_client_command_line_decides_a_dialog(hook_app: HookApp, command: st
 # =========================================================================================
 # the command line: output shapes, approvals, events, MMA, requests
 # =========================================================================================
+def _terminal_sigint() -> None:
+    """In the child before exec: Ctrl+C as a terminal delivers it (default disposition, not
+    blocked), whatever this pytest worker's state (an ignored SIGINT would be inherited)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _signal_state(pid: int) -> str:
+    """The signal masks of process ``pid`` and of this one, from /proc (for a failure message)."""
+    lines = []
+    for who, path in (("child", f"/proc/{pid}/status"), ("pytest", "/proc/self/status")):
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            lines.append(f"{who}: {exc}")
+            continue
+        masks = [line for line in text.splitlines() if line.startswith(("SigBlk", "SigIgn", "SigCgt"))]
+        lines.append(f"{who}: {' '.join(masks)}")
+    return "; ".join(lines)
+
+
 class FollowedClient:
     """The CLI as a running process whose stdout lines are read with a timeout."""
 
@@ -275,6 +296,7 @@ class FollowedClient:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=client_env(),
+            preexec_fn=_terminal_sigint,
         )
         self._buffer = b""
 
@@ -298,6 +320,8 @@ class FollowedClient:
         yet and stderr."""
         try:
             self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:  # say how the child was set up to take a signal
+            raise AssertionError(f"no exit within {timeout} s; {_signal_state(self.proc.pid)}") from None
         finally:
             reap(self.proc)
             out, err = self._buffer, b""

@@ -22,7 +22,7 @@ from typing import Any
 from manual_slop.ai.errors import ErrorKind, ProviderError, WireError
 from manual_slop.ai.images import ANTHROPIC_IMAGES, ImageAttachment
 from manual_slop.ai.messages import Message, ModelReply, ModelRequest, Role, ToolChoice, Usage
-from manual_slop.ai.providers.base import Provider, status_kind, transport_errors
+from manual_slop.ai.providers.base import Provider, status_kind, token_count, transport_errors
 from manual_slop.ai.providers.transport import cancellable_client
 from manual_slop.ai.retry import parse_retry_after
 from manual_slop.tools.tool import ToolCall, ToolStatus
@@ -185,10 +185,10 @@ class AnthropicProvider(Provider):
             text="".join(text),
             tool_calls=tuple(calls),
             usage=Usage(
-                input_tokens=_count(usage, "input_tokens"),
-                output_tokens=_count(usage, "output_tokens"),
-                cache_read_tokens=_count(usage, "cache_read_input_tokens"),
-                cache_write_tokens=_count(usage, "cache_creation_input_tokens"),
+                input_tokens=token_count(usage, "input_tokens"),
+                output_tokens=token_count(usage, "output_tokens"),
+                cache_read_tokens=token_count(usage, "cache_read_input_tokens"),
+                cache_write_tokens=token_count(usage, "cache_creation_input_tokens"),
             ),
             stop_reason=str(message.get("stop_reason") or ""),
             native=native,
@@ -230,12 +230,6 @@ def _json_body(response: Any) -> Any:
         raise WireError(
             f"the server answered with something that is not JSON: {response.content[:200]!r}"
         ) from exc
-
-
-def _count(usage: dict[str, Any], key: str) -> int:
-    """A token count of the usage object (absent, null or not a number: 0)."""
-    value = usage.get(key)
-    return value if type(value) is int else 0
 
 
 def _otel_configured() -> bool:

@@ -35,6 +35,7 @@ __all__ = [
     "ProviderConfig",
     "ProviderHooks",
     "status_kind",
+    "token_count",
     "transport_errors",
 ]
 
@@ -208,6 +209,13 @@ class Provider(abc.ABC):
             retryable=False,
             message=f"no API key for {self.name}: set {where}[{self.name}] api_key in credentials.toml",
         )
+
+
+def token_count(usage: dict[str, Any], key: str) -> int:
+    """A token count of a reply's usage object read from its raw JSON (absent, null or not a
+    number: 0)."""
+    value = usage.get(key)
+    return value if type(value) is int else 0
 
 
 def status_kind(status: int | None) -> ErrorKind:

@@ -28,7 +28,7 @@ from typing import Any
 from manual_slop.ai.errors import ErrorKind, ProviderError, WireError
 from manual_slop.ai.images import GEMINI_IMAGES, ImageAttachment
 from manual_slop.ai.messages import Message, ModelReply, ModelRequest, Role, ToolChoice, Usage
-from manual_slop.ai.providers.base import Provider, status_kind, transport_errors
+from manual_slop.ai.providers.base import Provider, status_kind, token_count, transport_errors
 from manual_slop.ai.providers.transport import cancellable_client
 from manual_slop.ai.retry import parse_retry_after
 from manual_slop.ai.transcript import estimate_tokens
@@ -331,9 +331,9 @@ class GeminiProvider(Provider):
         usage = body.get("usageMetadata")
         usage = usage if isinstance(usage, dict) else {}
         tokens = Usage(
-            input_tokens=_count(usage, "promptTokenCount"),
-            output_tokens=_count(usage, "candidatesTokenCount"),
-            cache_read_tokens=_count(usage, "cachedContentTokenCount"),
+            input_tokens=token_count(usage, "promptTokenCount"),
+            output_tokens=token_count(usage, "candidatesTokenCount"),
+            cache_read_tokens=token_count(usage, "cachedContentTokenCount"),
         )
         if not isinstance(content, dict):
             return None, tokens
@@ -438,12 +438,6 @@ class GeminiProvider(Provider):
 def _first_content(response: Any) -> Any:
     candidates = getattr(response, "candidates", None) or []
     return candidates[0].content if candidates else None
-
-
-def _count(usage: dict[str, Any], key: str) -> int:
-    """A token count of a raw ``usageMetadata`` (absent, null or not a number: 0)."""
-    value = usage.get(key)
-    return value if type(value) is int else 0
 
 
 def _details(details: Any) -> list[dict[str, Any]]:

@@ -153,8 +153,7 @@ def _as_range(reached: np.ndarray, waiting: np.ndarray) -> tuple[int, int, np.nd
         return lo, hi, None
     import numpy as np
 
-    ordered = np.sort(reached)
-    distinct = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+    distinct = np.unique(reached)  # sorted
     return int(distinct[0]), int(distinct[-1]) + 1, distinct
 
 

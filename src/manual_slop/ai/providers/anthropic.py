@@ -15,14 +15,13 @@ a request never carries more than four.
 from __future__ import annotations
 
 import copy
-import json
 import os
 from typing import Any
 
 from manual_slop.ai.errors import ErrorKind, ProviderError, WireError
 from manual_slop.ai.images import ANTHROPIC_IMAGES, ImageAttachment
 from manual_slop.ai.messages import Message, ModelReply, ModelRequest, Role, ToolChoice, Usage
-from manual_slop.ai.providers.base import Provider, status_kind, token_count, transport_errors
+from manual_slop.ai.providers.base import Provider, json_body, status_kind, token_count, transport_errors
 from manual_slop.ai.providers.transport import cancellable_client
 from manual_slop.ai.retry import parse_retry_after
 from manual_slop.tools.tool import ToolCall, ToolStatus
@@ -151,7 +150,7 @@ class AnthropicProvider(Provider):
                 # The raw body, read as JSON: building the SDK's Message model (every block and
                 # the usage, ~0.4 ms a call) only for _reply to copy its fields out was a fifth of
                 # a call's CPU. Status errors still raise the SDK's exceptions.
-                message = _json_body(client.messages.with_raw_response.create(**body).http_response)
+                message = json_body(client.messages.with_raw_response.create(**body).http_response.content)
         except Exception as exc:
             raise self.classify(exc) from exc
         return self._reply(message)
@@ -220,16 +219,6 @@ class AnthropicProvider(Provider):
             return sorted(m.id for m in self._sdk().models.list(limit=100))
         except Exception as exc:
             raise self.classify(exc) from exc
-
-
-def _json_body(response: Any) -> Any:
-    """The JSON value of a 2xx response's body; a body that is not JSON is a wire error."""
-    try:
-        return json.loads(response.content)
-    except ValueError as exc:  # (UnicodeDecodeError is one too)
-        raise WireError(
-            f"the server answered with something that is not JSON: {response.content[:200]!r}"
-        ) from exc
 
 
 def _otel_configured() -> bool:

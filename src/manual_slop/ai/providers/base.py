@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from manual_slop.ai.errors import ErrorKind, ProviderError
+from manual_slop.ai.errors import ErrorKind, ProviderError, WireError
 from manual_slop.ai.images import ImageSupport
 from manual_slop.ai.messages import ModelReply, ModelRequest
 from manual_slop.ai.transcript import estimate_tokens
@@ -34,6 +34,7 @@ __all__ = [
     "Provider",
     "ProviderConfig",
     "ProviderHooks",
+    "json_body",
     "status_kind",
     "token_count",
     "transport_errors",
@@ -209,6 +210,19 @@ class Provider(abc.ABC):
             retryable=False,
             message=f"no API key for {self.name}: set {where}[{self.name}] api_key in credentials.toml",
         )
+
+
+def json_body(raw: str | bytes, status: int | None = None) -> Any:
+    """The JSON value of a reply's body; a body that is not JSON is a :class:`WireError`
+    (``unknown``, not retried) quoting its start."""
+    try:
+        return json.loads(raw)
+    except ValueError as exc:  # (UnicodeDecodeError is one too)
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        snippet = text[:200].strip()
+        raise WireError(
+            f"the server answered with a body that is not JSON: {snippet!r}", status=status, body=snippet
+        ) from exc
 
 
 def token_count(usage: dict[str, Any], key: str) -> int:

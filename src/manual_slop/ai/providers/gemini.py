@@ -28,7 +28,7 @@ from typing import Any
 from manual_slop.ai.errors import ErrorKind, ProviderError, WireError
 from manual_slop.ai.images import GEMINI_IMAGES, ImageAttachment
 from manual_slop.ai.messages import Message, ModelReply, ModelRequest, Role, ToolChoice, Usage
-from manual_slop.ai.providers.base import Provider, status_kind, token_count, transport_errors
+from manual_slop.ai.providers.base import Provider, json_body, status_kind, token_count, transport_errors
 from manual_slop.ai.providers.transport import cancellable_client
 from manual_slop.ai.retry import parse_retry_after
 from manual_slop.ai.transcript import estimate_tokens
@@ -317,12 +317,7 @@ class GeminiProvider(Provider):
         the raw body of a ``generateContent`` reply."""
         from google.genai import types
 
-        try:
-            body = json.loads(http_response.body or "{}")
-        except ValueError as exc:
-            raise WireError(
-                f"the server answered with something that is not JSON: {str(http_response.body)[:200]!r}"
-            ) from exc
+        body = json_body(http_response.body or "{}")
         if not isinstance(body, dict):
             raise WireError(f"the server answered with something that is not a reply: {str(body)[:200]!r}")
         candidates = body.get("candidates")

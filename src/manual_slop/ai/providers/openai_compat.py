@@ -31,7 +31,7 @@ from manual_slop.ai.messages import (
     Usage,
     invalid_call,
 )
-from manual_slop.ai.providers.base import Provider, status_kind
+from manual_slop.ai.providers.base import Provider, json_body, status_kind
 from manual_slop.ai.providers.transport import cancellable_client
 from manual_slop.ai.retry import parse_retry_after
 from manual_slop.tools.tool import ToolCall
@@ -168,7 +168,7 @@ class OpenAICompatibleProvider(Provider):
             raise self.classify(exc) from exc
 
     def _read_json(self, response: Any) -> ModelReply:
-        data = _json_body(response)
+        data = json_body(response.content, response.status_code)
         self.check_body(data)
         choices = data.get("choices") or []
         if not choices or not isinstance(choices[0], dict):
@@ -272,7 +272,7 @@ class OpenAICompatibleProvider(Provider):
             response = self._http().get(f"{self.base_url}/models", headers=self._headers(), timeout=timeout)
             if response.status_code >= 400:
                 raise _wire_error(response)
-            data = _json_body(response)
+            data = json_body(response.content, response.status_code)
         except ProviderError:
             raise
         except Exception as exc:
@@ -394,18 +394,6 @@ def _nested_code(body: Any) -> Any:
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
         return body["error"].get("type")
     return None
-
-
-def _json_body(response: Any) -> Any:
-    try:
-        return response.json()
-    except ValueError as exc:
-        snippet = response.text[:200].strip()
-        raise WireError(
-            f"the server answered with a body that is not JSON: {snippet!r}",
-            status=response.status_code,
-            body=snippet,
-        ) from exc
 
 
 def _sse_events(response: Any) -> Iterator[str]:

@@ -98,7 +98,6 @@ def capture_themes(out: Path) -> list[Path]:
             stage(ctrl)
             app = App(ctrl, size=SIZE)
             app.runner_params.ini_disable = True
-            app.runner_params.renderer_backend_options.open_gl_options.anti_aliasing_samples = 0
 
             def test(ctx, app=app) -> None:
                 ctx.yield_(5)

@@ -36,10 +36,6 @@ def run_gui(display: str) -> Callable[..., None]:
     def runner(controller, test_fn, *, size: tuple[int, int] = TEST_SIZE, setup=None) -> None:
         app = App(controller, size=size)
         app.runner_params.ini_disable = True
-        # hello_imgui asks for 8x MSAA by default, and llvmpipe then shades every pixel of every
-        # frame several times: half of a GUI test's CPU. Dear ImGui anti-aliases its own lines
-        # and text, so the pictures barely change, and no test looks at polygon edges.
-        app.runner_params.renderer_backend_options.open_gl_options.anti_aliasing_samples = 0
         if setup is not None:
             setup(app)
         with kept_signal_dispositions():

@@ -14,10 +14,14 @@ The app runs under a private Xvfb (software GL) twice per round, alternating:
           waiting on the provider between them), then the ticket's end — all through the
           controller's thread-safe paths.
 
-For each run we record, per frame, the controller's frame time (``begin_frame`` →
-``end_frame``: the drain plus every panel's Python) and the interval between frames.
+Before measuring, each run counts the pixels one frame asks the GL to fill (software GL
+pays for each: :mod:`tests.gui.overdraw`). For each run we record, per frame, the
+controller's frame time (``begin_frame`` → ``end_frame``: the drain plus every panel's
+Python) and the interval between frames.
 Printed: median, p99 and maximum of both, and loaded ÷ idle ratios. Goals: no frame
 interval over 100 ms, frame time p99 loaded ÷ idle ≤ 2 (over ``--rounds``, default 3).
+``--frames`` defaults to 1,000: a frame takes 10-17 ms here, and a p99 over 300 frames (3-5 s)
+would be the third-slowest frame of a run.
 
 Both runs use the garbage collector's policy the app's entry point installs
 (:mod:`manual_slop.gc_policy`); ``--no-gc-policy`` measures CPython's default collector instead.
@@ -43,6 +47,7 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
 from imgui_bundle import hello_imgui, imgui  # noqa: E402
 from imgui_bundle.immapp import testing  # noqa: E402
+from tests.gui.overdraw import pixels_drawn  # noqa: E402
 from tests.xvfb import xvfb_display  # noqa: E402
 
 from manual_slop.context.aggregate import build_tier3_context  # noqa: E402
@@ -194,9 +199,20 @@ def run_once(
         try:
             if loaded:
                 _load(ctrl, backend)
-            app = App(ctrl, gc_policy=GcPolicy() if gc_policy else None)
+            app = App(ctrl, size=SIZE, gc_policy=GcPolicy() if gc_policy else None)
             app.runner_params.ini_disable = True
             app.runner_params.fps_idling.enable_idling = False
+            between_frames = app.runner_params.callbacks.after_swap
+            fill: dict[str, bool] = {"wanted": False}
+
+            def after_swap() -> None:  # the draw data is whole between the swap and the next frame
+                if between_frames is not None:
+                    between_frames()
+                if fill["wanted"]:
+                    fill["wanted"] = False
+                    PIXELS[loaded].append(sum(pixels_drawn(imgui.get_draw_data()).values()) / SCREEN)
+
+            app.runner_params.callbacks.after_swap = after_swap
 
             def test(ctx, app=app) -> None:
                 # a loaded shared machine makes software GL slow: the figures say so, no watchdog abort
@@ -204,7 +220,9 @@ def run_once(
                 engine_io.config_watchdog_warning = engine_io.config_watchdog_kill_test = 3600.0
                 for title in ("Comms Log", "MMA Dashboard"):
                     app.focus(title)
-                ctx.yield_(30)  # layout settles, filter caches fill
+                ctx.yield_(25)  # layout settles, filter caches fill
+                fill["wanted"] = True  # counted once, before the frames are measured
+                ctx.yield_(5)
                 TRACKED[loaded].append((len(gc.get_objects()), gc.get_freeze_count()))
                 with Workers(ctrl, workers if loaded else 0) as pool, GcPauses() as collector:
                     last = time.perf_counter()
@@ -235,6 +253,9 @@ def run_once(
 
 GC_PAUSES: dict[bool, list[tuple[float, int]]] = {False: [], True: []}  # filled by run_once
 TRACKED: dict[bool, list[tuple[int, int]]] = {False: [], True: []}  # (scanned, frozen) per run
+PIXELS: dict[bool, list[float]] = {False: [], True: []}  # pixels filled per frame, in screens, per run
+SIZE = (1280, 800)  # App's default window
+SCREEN = SIZE[0] * SIZE[1]
 
 
 def p99(values: list[float]) -> float:
@@ -244,7 +265,7 @@ def p99(values: list[float]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--frames", type=int, default=300)
+    parser.add_argument("--frames", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--no-gc-policy", action="store_true", help="CPython's default collector")
@@ -277,6 +298,12 @@ def main() -> None:
         ("interval max (ms)", max(idle_interval), max(load_interval)),
     ):
         print(f"{label:24}{idle:10.2f}{load:10.2f}{load / idle:9.2f}")
+    print(
+        f"pixels filled per frame, in screens of {SIZE[0]}x{SIZE[1]}: "
+        + ", ".join(
+            f"{name} {max(PIXELS[loaded]):.2f}" for loaded, name in ((False, "idle"), (True, "loaded"))
+        )
+    )
     for loaded, name in ((False, "idle"), (True, "loaded")):
         pauses = GC_PAUSES[loaded]
         longest = max(pauses, default=(0.0, 0))
@@ -294,6 +321,10 @@ def main() -> None:
                     f"median {statistics.median(times):.2f} ms, max {max(times):.1f} ms, "
                     f"{sum(t > 100.0 for t in times)} over 100 ms"
                 )
+    print(
+        "frame time p99 idle / loaded per round (ms): "
+        + ", ".join(f"{i:.1f} / {lo:.1f}" for i, lo in per_round)
+    )
     rounds = ", ".join(f"{load / idle:.2f}" for idle, load in per_round)
     over = sum(v > 100.0 for v in (*idle_interval, *load_interval))
     print(f"frame time p99 loaded / idle per round: {rounds}")

@@ -48,6 +48,13 @@ def _color(value: ImVec4) -> tuple[float, ...]:
     return (round(value.x, 4), round(value.y, 4), round(value.z, 4), round(value.w, 4))
 
 
+def _clear_and_panel() -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The window's clear colour, and the colour a docked panel showed before (its background
+    over itself over black)."""
+    clear = _color(hello_imgui.get_runner_params().imgui_window_params.background_color)
+    return clear, _color(backdrop_color(imgui.get_style().color_(imgui.Col_.window_bg)))
+
+
 def test_the_idle_window_fills_each_pixel_about_once_and_clears_to_the_panels_colour(
     make_controller, run_gui
 ) -> None:
@@ -60,8 +67,7 @@ def test_the_idle_window_fills_each_pixel_about_once_and_clears_to_the_panels_co
         seen["drawn"] = fill.measure(ctx)
         seen["bare"] = {title: app.backgrounds.is_bare(title) for title in ("AI Settings", "Discussion")}
         seen["flags"] = _flags("AI Settings")
-        seen["clear"] = _color(hello_imgui.get_runner_params().imgui_window_params.background_color)
-        seen["panel"] = _color(backdrop_color(imgui.get_style().color_(imgui.Col_.window_bg)))
+        seen["clear"], seen["panel"] = _clear_and_panel()
         seen["dock space"] = hello_imgui.get_runner_params().docking_params.main_dock_space_node_flags
         seen["msaa"] = (
             hello_imgui.get_runner_params().renderer_backend_options.open_gl_options.anti_aliasing_samples
@@ -127,19 +133,15 @@ def test_the_clear_colour_follows_the_theme(make_controller, run_gui) -> None:
     ctrl = make_controller(environ={})
     seen: list[tuple[tuple[float, ...], tuple[float, ...]]] = []
 
-    def clear_and_panel() -> tuple[tuple[float, ...], tuple[float, ...]]:
-        clear = _color(hello_imgui.get_runner_params().imgui_window_params.background_color)
-        return clear, _color(backdrop_color(imgui.get_style().color_(imgui.Col_.window_bg)))
-
     def test(ctx, app) -> None:
         ctx.yield_(3)
-        seen.append(clear_and_panel())
+        seen.append(_clear_and_panel())
         ctrl.post_gui_task(
             {"action": "custom_callback", "callback": lambda: ctrl.fields.set("theme", "light")}
         )
         frames_until(ctx, lambda: app.gui.appearance[0] == "light")
         ctx.yield_()
-        seen.append(clear_and_panel())
+        seen.append(_clear_and_panel())
 
     run_gui(ctrl, test)
     (dark_clear, dark_panel), (light_clear, light_panel) = seen

@@ -66,7 +66,7 @@ class App:
         self.ctrl = controller
         self.gc_policy = gc_policy
         self.gui = GuiState()
-        self.backgrounds = DockedBackgrounds()
+        self.backgrounds = DockedBackgrounds(self._window)
         self.ui = Ui(controller, self.gui, Actions(controller, self.gui))
         self.runner_params = self._runner_params(size)
         self.add_ons = immapp.AddOnsParams(with_markdown=True, with_implot=True, with_node_editor=True)

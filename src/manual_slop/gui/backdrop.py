@@ -18,6 +18,8 @@ has decided where the window now is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from imgui_bundle import ImVec4, hello_imgui, imgui
 
 __all__ = ["DOCK_SPACE_FLAGS", "DockedBackgrounds", "backdrop_color"]
@@ -45,14 +47,16 @@ class DockedBackgrounds:
     """Which dockable windows draw no background; changed only when a window moves in or out
     of the dock space (called from inside each panel's window, on the main thread)."""
 
-    def __init__(self) -> None:
+    def __init__(self, window_of: Callable[[str], hello_imgui.DockableWindow | None]) -> None:
+        """``window_of``: the dockable window of a title (``App._window``), None when unknown."""
+        self._window_of = window_of
         self._bare: dict[str, bool] = {}
 
     def update(self, title: str) -> None:
         bare = in_dock_space()
         if self._bare.get(title, False) == bare:
             return
-        window = hello_imgui.get_runner_params().docking_params.dockable_window_of_name(title)
+        window = self._window_of(title)
         if window is None:
             return
         flags = window.imgui_window_flags & ~imgui.WindowFlags_.no_background

@@ -199,7 +199,7 @@ def run_once(
         try:
             if loaded:
                 _load(ctrl, backend)
-            app = App(ctrl, size=SIZE, gc_policy=GcPolicy() if gc_policy else None)
+            app = App(ctrl, gc_policy=GcPolicy() if gc_policy else None)
             app.runner_params.ini_disable = True
             app.runner_params.fps_idling.enable_idling = False
             between_frames = app.runner_params.callbacks.after_swap
@@ -210,7 +210,9 @@ def run_once(
                     between_frames()
                 if fill["wanted"]:
                     fill["wanted"] = False
-                    PIXELS[loaded].append(sum(pixels_drawn(imgui.get_draw_data()).values()) / SCREEN)
+                    draw_data = imgui.get_draw_data()
+                    screen = draw_data.display_size.x * draw_data.display_size.y
+                    PIXELS[loaded].append(sum(pixels_drawn(draw_data).values()) / screen)
 
             app.runner_params.callbacks.after_swap = after_swap
 
@@ -254,8 +256,6 @@ def run_once(
 GC_PAUSES: dict[bool, list[tuple[float, int]]] = {False: [], True: []}  # filled by run_once
 TRACKED: dict[bool, list[tuple[int, int]]] = {False: [], True: []}  # (scanned, frozen) per run
 PIXELS: dict[bool, list[float]] = {False: [], True: []}  # pixels filled per frame, in screens, per run
-SIZE = (1280, 800)  # App's default window
-SCREEN = SIZE[0] * SIZE[1]
 
 
 def p99(values: list[float]) -> float:
@@ -299,7 +299,7 @@ def main() -> None:
     ):
         print(f"{label:24}{idle:10.2f}{load:10.2f}{load / idle:9.2f}")
     print(
-        f"pixels filled per frame, in screens of {SIZE[0]}x{SIZE[1]}: "
+        "pixels filled per frame, in screens (the window's size): "
         + ", ".join(
             f"{name} {max(PIXELS[loaded]):.2f}" for loaded, name in ((False, "idle"), (True, "loaded"))
         )

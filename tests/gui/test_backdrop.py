@@ -4,6 +4,7 @@ asks for no multisampling: the idle window has software GL fill each pixel about
 
 from __future__ import annotations
 
+import pytest
 from imgui_bundle import ImVec4, hello_imgui, imgui
 
 from manual_slop.gui.backdrop import backdrop_color
@@ -35,13 +36,29 @@ class Fill:
         return self.drawn
 
 
+@pytest.fixture
+def fill() -> Fill:
+    return Fill()
+
+
+def _run_settled(make_controller, run_gui, fill: Fill, test) -> None:
+    """``test(ctx, app)`` in a new window at its default size, ``fill`` ready to count, once the
+    docking layout is applied (during the first frames)."""
+
+    def settled(ctx, app) -> None:
+        ctx.yield_(10)
+        test(ctx, app)
+
+    run_gui(make_controller(environ={}), settled, size=APP_SIZE, setup=fill.install)
+
+
 def _area(title: str) -> float:
     window = imgui.internal.find_window_by_name(title)
     return window.size.x * window.size.y
 
 
-def _flags(title: str) -> int:
-    return hello_imgui.get_runner_params().docking_params.dockable_window_of_name(title).imgui_window_flags
+def _flags(app, title: str) -> int:
+    return app._window(title).imgui_window_flags
 
 
 def _color(value: ImVec4) -> tuple[float, ...]:
@@ -56,24 +73,21 @@ def _clear_and_panel() -> tuple[tuple[float, ...], tuple[float, ...]]:
 
 
 def test_the_idle_window_fills_each_pixel_about_once_and_clears_to_the_panels_colour(
-    make_controller, run_gui
+    make_controller, run_gui, fill: Fill
 ) -> None:
-    ctrl = make_controller(environ={})
-    fill = Fill()
     seen: dict = {}
 
     def test(ctx, app) -> None:
-        ctx.yield_(10)  # the docking layout is applied during the first frames
         seen["drawn"] = fill.measure(ctx)
         seen["bare"] = {title: app.backgrounds.is_bare(title) for title in ("AI Settings", "Discussion")}
-        seen["flags"] = _flags("AI Settings")
+        seen["flags"] = _flags(app, "AI Settings")
         seen["clear"], seen["panel"] = _clear_and_panel()
         seen["dock space"] = hello_imgui.get_runner_params().docking_params.main_dock_space_node_flags
         seen["msaa"] = (
             hello_imgui.get_runner_params().renderer_backend_options.open_gl_options.anti_aliasing_samples
         )
 
-    run_gui(ctrl, test, size=APP_SIZE, setup=fill.install)
+    _run_settled(make_controller, run_gui, fill, test)
     drawn = seen["drawn"]
     total = sum(drawn.values())
     # before: the dock space painted the whole window (0.94 screens) and each docked panel its
@@ -91,14 +105,11 @@ def test_the_idle_window_fills_each_pixel_about_once_and_clears_to_the_panels_co
 
 
 def test_a_floating_panel_keeps_its_background_and_loses_it_when_docked_again(
-    make_controller, run_gui
+    make_controller, run_gui, fill: Fill
 ) -> None:
-    ctrl = make_controller(environ={})
-    fill = Fill()
     seen: dict = {}
 
     def test(ctx, app) -> None:
-        ctx.yield_(10)
         app.focus("Theme")
         ctx.yield_(3)
         seen["docked"] = (app.backgrounds.is_bare("Theme"), fill.measure(ctx)["Theme"] / _area("Theme"))
@@ -106,7 +117,7 @@ def test_a_floating_panel_keeps_its_background_and_loses_it_when_docked_again(
         frames_until(ctx, lambda: not app.backgrounds.is_bare("Theme"))
         ctx.yield_(2)
         seen["floating"] = (
-            _flags("Theme") & imgui.WindowFlags_.no_background,
+            _flags(app, "Theme") & imgui.WindowFlags_.no_background,
             fill.measure(ctx)["Theme"] / _area("Theme"),
         )
         ctx.dock_into("Response", "Theme")  # a floating dock node: its host window is transparent
@@ -120,7 +131,7 @@ def test_a_floating_panel_keeps_its_background_and_loses_it_when_docked_again(
         ctx.yield_(3)
         seen["docked again"] = fill.measure(ctx)["Theme"] / _area("Theme")
 
-    run_gui(ctrl, test, size=APP_SIZE, setup=fill.install)
+    _run_settled(make_controller, run_gui, fill, test)
     bare, share = seen["docked"]
     assert bare and share < 0.5, f"docked: bare {bare}, its own list fills {share:.2f} of its area"
     flags, share = seen["floating"]

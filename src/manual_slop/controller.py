@@ -51,7 +51,7 @@ from manual_slop.config import (
     TomlFile,
 )
 from manual_slop.context.service import ContextService
-from manual_slop.cpu_turn import cpu_turn, frame_begins, frame_ends
+from manual_slop.cpu_turn import cpu_turn, frame_begins, frame_ends, give_way
 from manual_slop.dialogs import Decision, PendingDialog
 from manual_slop.documents import Documents
 from manual_slop.events import AsyncEventQueue, EventJournal, UserRequestEvent, json_snapshot
@@ -356,15 +356,14 @@ class AppController:
         with self._log_seq_lock:  # numbering and queueing together keep the view sorted by seq
             record["seq"], record["local_ts"] = next(seq), time.time()
             pending.append((record, size))
+        with cpu_turn():  # JSON text of the record (a local append: nothing slow to wait on)
+            (self.session_log.append_comms if kind == "comms" else self.session_log.append_tool_call)(record)
         if kind == "comms":
-            self.session_log.append_comms(record)
             for observe in self._comms_observers:
                 try:
                     observe(record)
                 except Exception:  # an observer must never break the request that logs
                     log.exception("comms observer failed")
-        else:
-            self.session_log.append_tool_call(record)
         with cpu_turn():
             snapshot = json_snapshot(record)
         self.journal.publish_snapshot(kind, snapshot, size)  # redacted above
@@ -386,7 +385,10 @@ class AppController:
         milliseconds, which the frame that applies the update must not pay."""
         payload = {k: v for k, v in update.items() if k not in ("action", "event", "event_size")}
         with cpu_turn():  # worker threads take turns; the frame waits for one at most
-            event = json_snapshot(self.redactor.redact_obj(payload, copy=False))  # the snapshot copies
+            redacted = self.redactor.redact_obj(payload, copy=False)
+            give_way()  # each step is up to a millisecond: a frame that began meanwhile goes first
+            event = json_snapshot(redacted)  # the snapshot copies
+            give_way()
             size = approx_size(event)  # the journal's byte budget: measured here, not in the frame
         task = {"action": "mma_state_update", **payload, "event": event, "event_size": size}
         return self.post_gui_task(task)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
-from manual_slop.cpu_turn import cpu_turn, frame_begins, frame_ends
+from manual_slop.cpu_turn import cpu_turn, frame_begins, frame_ends, give_way
 
 
 def _hold_turn_in_thread() -> tuple[threading.Thread, threading.Event, threading.Event]:
@@ -127,3 +128,72 @@ def test_a_thread_threading_did_not_start_leaves_no_dummy_thread_behind() -> Non
     _thread.start_new_thread(foreign, ())
     assert done.wait(5)
     assert taken == [True] and len(threading.enumerate()) == before
+
+
+def _in_thread(work, name: str) -> tuple[threading.Thread, threading.Event]:
+    done = threading.Event()
+
+    def run() -> None:
+        work()
+        done.set()
+
+    thread = threading.Thread(target=run, name=name)
+    thread.start()
+    return thread, done
+
+
+def test_give_way_holds_a_worker_while_a_frame_is_drawn() -> None:
+    thread, done = _in_thread(lambda: give_way(max_wait_s=30), "give-way-no-frame")
+    assert done.wait(5)  # no frame is drawn: at once
+    thread.join(5)
+    frame_begins()
+    try:
+        thread, done = _in_thread(lambda: give_way(max_wait_s=5), "give-way-during-frame")
+        assert not done.wait(0.1)  # stopped while the frame is drawn
+    finally:
+        frame_ends()
+    assert done.wait(5)
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+def test_a_stuck_frame_holds_each_thread_once_and_the_next_frame_again() -> None:
+    frame_begins()
+    try:
+        # the first wait gives up; then neither a step nor a turn waits for the same frame again
+        # (each would wait 30 s and the thread would not end within the 5 s below)
+        def steps() -> None:
+            give_way(max_wait_s=0.05)
+            give_way(max_wait_s=30)
+            with cpu_turn(max_wait_s=30) as taken:
+                assert taken
+
+        thread, done = _in_thread(steps, "give-way-stuck-frame")
+        assert done.wait(5)
+        thread.join(5)
+        frame_ends()
+        frame_begins()  # a new frame holds the same thread back again
+        thread, done = _in_thread(lambda: give_way(max_wait_s=5), "give-way-next-frame")
+        assert not done.wait(0.1)
+    finally:
+        frame_ends()
+    assert done.wait(5)
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+def test_the_main_thread_and_an_asyncio_loop_never_give_way() -> None:
+    async def in_loop() -> None:
+        give_way(max_wait_s=30)
+
+    frame_begins()
+    try:
+        started = time.monotonic()
+        give_way(max_wait_s=30)  # the main thread draws the frame: it cannot wait for it
+        assert time.monotonic() - started < 5
+        thread, done = _in_thread(lambda: asyncio.run(in_loop()), "give-way-in-loop")
+        assert done.wait(5)  # the loop never blocks
+        thread.join(5)
+    finally:
+        frame_ends()
+    assert not thread.is_alive()

@@ -55,7 +55,7 @@ from manual_slop.context.items import (
     parse_views,
 )
 from manual_slop.context.views import Summarizer, render_block
-from manual_slop.cpu_turn import cpu_turn
+from manual_slop.cpu_turn import cpu_turn, give_way
 
 if TYPE_CHECKING:
     from manual_slop.context.fit_report import FitReport
@@ -172,6 +172,7 @@ def aggregate(
         return Aggregate("", [])
     blocks: list[str] = []
     for item in ordered:
+        give_way()  # a background thread lets a frame being drawn go first, file by file
         if item.kind is not FileKind.TEXT:  # missing, binary, images: listed by name
             item.effective_mode = ViewMode.NONE
             blocks.append(render_block(item, ViewMode.NONE, cache=cache))
@@ -448,6 +449,7 @@ def _build_tier3_context(
     user_views, _ = parse_views(views or {})
     items: list[FileItem] = []
     for resolved in resolve_files(base, [*paths, *focus_files], exclude):
+        give_way()
         own = user_views.get(resolved.name, ViewSpec())
         if own.mode in (ViewMode.MASKED, ViewMode.NONE):
             mode = own.mode if resolved.name in focus or own.mode is ViewMode.NONE else ViewMode.NONE

@@ -18,7 +18,7 @@ import secrets
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from simulation.launcher import AppSpec, LaunchedApp
 from manual_slop.hooks import ApiHookClient
 from manual_slop.redaction import PIECE_CHARS
 from tests.fakes import Call, OpenAIFake, Reply
+from tests.fakes.http import QuietHTTPServer
 
 SITE = Path(__file__).resolve().parent / "site"
 
@@ -73,7 +74,7 @@ class EchoServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="echo-server", daemon=True)
 
     @property

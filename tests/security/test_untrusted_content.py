@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from manual_slop.ai.prompts import SECURITY_NOTE, system_text
 from manual_slop.tools import WebSettings, default_registry
 from manual_slop.tools.untrusted import UNTRUSTED_NOTE, wrap_untrusted
 from tests.fakes import Call, Reply
+from tests.fakes.http import QuietHTTPServer
 from tests.integration.ai.harness import FAST_RETRY, HttpHarness, approve_all, make_harness
 
 ATTACK = (
@@ -41,7 +42,7 @@ class Page(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def site() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    httpd = QuietHTTPServer(("127.0.0.1", 0), Page)
     thread = threading.Thread(target=httpd.serve_forever, name="test-site", daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -21,6 +21,7 @@ from manual_slop.tools import (
 )
 from manual_slop.tools.untrusted import UNTRUSTED_NOTE
 from manual_slop.tools.web import html_to_text, parse_search_results
+from tests.fakes.http import QuietHTTPServer
 
 PAGE = """<!doctype html><html><head><title>Example Page</title>
 <style>.hidden { display: none }</style><script>var secret = "do-not-show";</script></head>
@@ -85,7 +86,7 @@ class Handler(BaseHTTPRequestHandler):
 def server() -> Iterator[str]:
     release = threading.Event()
     handler = type("BoundHandler", (Handler,), {"release": release})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd = QuietHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, name="test-http", daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"

@@ -142,13 +142,9 @@ def _in_thread(work, name: str) -> tuple[threading.Thread, threading.Event]:
     return thread, done
 
 
-def test_give_way_holds_a_worker_while_a_frame_is_drawn() -> None:
-    thread, done = _in_thread(lambda: give_way(max_wait_s=30), "give-way-no-frame")
-    assert done.wait(5)  # no frame is drawn: at once
-    thread.join(5)
-    frame_begins()
+def _held_until_the_frame_ends(thread: threading.Thread, done: threading.Event) -> None:
+    """A frame begun by the test holds ``thread`` in give_way; ending it lets the thread go on."""
     try:
-        thread, done = _in_thread(lambda: give_way(max_wait_s=5), "give-way-during-frame")
         assert not done.wait(0.1)  # stopped while the frame is drawn
     finally:
         frame_ends()
@@ -157,29 +153,37 @@ def test_give_way_holds_a_worker_while_a_frame_is_drawn() -> None:
     assert not thread.is_alive()
 
 
+def test_give_way_holds_a_worker_while_a_frame_is_drawn() -> None:
+    thread, done = _in_thread(lambda: give_way(max_wait_s=30), "give-way-no-frame")
+    assert done.wait(5)  # no frame is drawn: at once
+    thread.join(5)
+    frame_begins()
+    _held_until_the_frame_ends(*_in_thread(lambda: give_way(max_wait_s=5), "give-way-during-frame"))
+
+
 def test_a_stuck_frame_holds_each_thread_once_and_the_next_frame_again() -> None:
+    gave_up, next_frame = threading.Event(), threading.Event()
+
+    def steps() -> None:
+        # the first wait gives up; then neither a step nor a turn waits for the same frame again
+        # (each would wait 30 s, and gave_up would not be set within the 5 s below)
+        give_way(max_wait_s=0.05)
+        give_way(max_wait_s=30)
+        with cpu_turn(max_wait_s=30) as taken:
+            assert taken
+        gave_up.set()
+        assert next_frame.wait(5)
+        give_way(max_wait_s=5)  # a new frame holds the same thread back again
+
     frame_begins()
     try:
-        # the first wait gives up; then neither a step nor a turn waits for the same frame again
-        # (each would wait 30 s and the thread would not end within the 5 s below)
-        def steps() -> None:
-            give_way(max_wait_s=0.05)
-            give_way(max_wait_s=30)
-            with cpu_turn(max_wait_s=30) as taken:
-                assert taken
-
         thread, done = _in_thread(steps, "give-way-stuck-frame")
-        assert done.wait(5)
-        thread.join(5)
-        frame_ends()
-        frame_begins()  # a new frame holds the same thread back again
-        thread, done = _in_thread(lambda: give_way(max_wait_s=5), "give-way-next-frame")
-        assert not done.wait(0.1)
+        assert gave_up.wait(5)
     finally:
         frame_ends()
-    assert done.wait(5)
-    thread.join(5)
-    assert not thread.is_alive()
+    frame_begins()
+    next_frame.set()
+    _held_until_the_frame_ends(thread, done)
 
 
 def test_the_main_thread_and_an_asyncio_loop_never_give_way() -> None:

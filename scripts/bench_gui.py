@@ -239,8 +239,13 @@ def run_once(
                 posted.append(sum(pool.rounds))
                 pauses.extend(collector.pauses)
 
-            with kept_signal_dispositions():
-                testing.run(test_function=test, runner_params=app.runner_params, add_ons_params=app.add_ons)
+            try:
+                with kept_signal_dispositions():
+                    testing.run(
+                        test_function=test, runner_params=app.runner_params, add_ons_params=app.add_ons
+                    )
+            finally:
+                app.release()  # or every round's closed App stays in memory (see App.release)
         finally:
             backend.release.set()
             ctrl.bind_main_thread()

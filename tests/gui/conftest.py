@@ -38,12 +38,15 @@ def run_gui(display: str) -> Callable[..., None]:
         app.runner_params.ini_disable = True
         if setup is not None:
             setup(app)
-        with kept_signal_dispositions():
-            testing.run(
-                test_function=lambda ctx: test_fn(ctx, app),
-                runner_params=app.runner_params,
-                add_ons_params=app.add_ons,
-            )
+        try:
+            with kept_signal_dispositions():
+                testing.run(
+                    test_function=lambda ctx: test_fn(ctx, app),
+                    runner_params=app.runner_params,
+                    add_ons_params=app.add_ons,
+                )
+        finally:
+            app.release()
 
     return runner
 

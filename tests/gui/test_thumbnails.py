@@ -22,8 +22,10 @@ def test_screenshots_show_as_thumbnails(make_controller, run_gui, app_dir: Path,
         {"seq": 1, "kind": "images", "direction": "OUT", "payload": {"paths": ["ui.png"], "sent": []}}
     )
     drawn: list[int] = []
+    guis: list = []
 
     def test(ctx, app) -> None:
+        guis.append(app.gui)
         ctx.yield_(3)
         ctrl.actions.invoke("btn_refresh_context")
         frames_until(ctx, lambda: bool(ctrl.state.image_thumbnails))
@@ -41,3 +43,4 @@ def test_screenshots_show_as_thumbnails(make_controller, run_gui, app_dir: Path,
     thumb = ctrl.state.image_thumbnails["ui.png"]
     assert (thumb.width, thumb.height) == (128, 64) and len(thumb.rgba) == 128 * 64 * 4
     assert drawn == [1]
+    assert guis[0].thumbnails.textures == {}  # freed while the GL context was alive, at the window's exit

@@ -136,9 +136,9 @@ class App:
         callbacks.before_imgui_render = self.ctrl.end_frame
         callbacks.show_menus = self._show_menus
         callbacks.show_status = self._show_status
+        callbacks.before_exit = self._before_exit
         if self.gc_policy is not None:
             callbacks.after_swap = self._between_frames
-            callbacks.before_exit = self.gc_policy.uninstall
 
     def _post_init(self) -> None:
         self.ctrl.bind_main_thread()
@@ -154,6 +154,13 @@ class App:
             hello_imgui.get_runner_params().app_shall_exit = True
         self.ctrl.begin_frame()
         self._apply_appearance()
+
+    def _before_exit(self) -> None:
+        # Textures are freed while the GL context still exists: a texture outliving the
+        # window would be freed later (when the closed App is collected) and crash the process.
+        self.gui.thumbnails.textures.clear()
+        if self.gc_policy is not None:
+            self.gc_policy.uninstall()
 
     def _between_frames(self) -> None:
         assert self.gc_policy is not None
@@ -317,8 +324,22 @@ class App:
     # -- run ----------------------------------------------------------------------------------
     def run(self) -> None:
         """Open the window; returns when it closes (the caller then shuts the controller down)."""
-        with kept_signal_dispositions():
-            immapp.run(self.runner_params, self.add_ons)
+        try:
+            with kept_signal_dispositions():
+                immapp.run(self.runner_params, self.add_ons)
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        """Once the window has closed: drop the callbacks the runner params hold.
+
+        They are held in C++ (``std::function``), where the garbage collector cannot see them, so
+        the cycle App → runner params → callback → App is never collected, and a closed App would
+        keep its controller's whole state alive for as long as the process runs (every window a
+        test or bench opens in one process). The App cannot be run again after this.
+        """
+        self.runner_params.callbacks = hello_imgui.RunnerCallbacks()
+        self.runner_params.docking_params.dockable_windows = []
 
 
 @contextlib.contextmanager

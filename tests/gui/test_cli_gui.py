@@ -75,6 +75,7 @@ def test_a_window_that_drew_thumbnails_exits_cleanly(display: str, tmp_path: Pat
             assert time.monotonic() < deadline, "the window stopped drawing"
             time.sleep(0.05)
         client.shutdown()
+        client.close()
         code = proc.wait(timeout=20)
     finally:
         if proc.poll() is None:

@@ -31,12 +31,17 @@ def test_the_section_is_printed_by_the_top_conftest_from_the_reports(pytestconfi
     assert "reliability summary" in printed and line in printed and "not from a call" not in printed
 
 
+@pytest.mark.parametrize(("long", "variant"), [(False, "fast"), (True, "long")])
 def test_the_fixture_records_the_line_in_the_report_and_the_artifact(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, long: bool, variant: str
 ) -> None:
+    # the variant is pinned: the test runs under make test (fast) and make reliability (long) alike
+    monkeypatch.setattr(suites, "LONG", long)
     monkeypatch.setattr(suites, "ARTIFACT", tmp_path / "lines.txt")
     record = suites.summary.__wrapped__(request)  # type: ignore[attr-defined]
-    record("R0 probe: 2 rounds")
-    assert (suites.SUMMARY_KEY, "R0 probe: 2 rounds [fast]") in request.node.user_properties
-    request.node.user_properties.clear()  # a probe: not a line for this run's summary
-    assert (tmp_path / "lines.txt").read_text().endswith("R0 probe: 2 rounds [fast]\n")
+    try:
+        record("R0 probe: 2 rounds")
+        assert request.node.user_properties == [(suites.SUMMARY_KEY, f"R0 probe: 2 rounds [{variant}]")]
+    finally:
+        request.node.user_properties.clear()  # a probe: not a line for this run's summary
+    assert (tmp_path / "lines.txt").read_text().endswith(f"R0 probe: 2 rounds [{variant}]\n")

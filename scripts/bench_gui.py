@@ -46,7 +46,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
 from imgui_bundle import hello_imgui, imgui  # noqa: E402
-from imgui_bundle.immapp import testing  # noqa: E402
 from tests.gui.overdraw import pixels_drawn  # noqa: E402
 from tests.xvfb import xvfb_display  # noqa: E402
 
@@ -54,7 +53,7 @@ from manual_slop.context.aggregate import build_tier3_context  # noqa: E402
 from manual_slop.context.file_cache import FileCache  # noqa: E402
 from manual_slop.controller import AppController  # noqa: E402
 from manual_slop.gc_policy import GcPolicy  # noqa: E402
-from manual_slop.gui import App, kept_signal_dispositions  # noqa: E402
+from manual_slop.gui import App  # noqa: E402
 
 
 class BlockedBackend:
@@ -239,13 +238,7 @@ def run_once(
                 posted.append(sum(pool.rounds))
                 pauses.extend(collector.pauses)
 
-            try:
-                with kept_signal_dispositions():
-                    testing.run(
-                        test_function=test, runner_params=app.runner_params, add_ons_params=app.add_ons
-                    )
-            finally:
-                app.release()  # or every round's closed App stays in memory (see App.release)
+            app.run(test=test)
         finally:
             backend.release.set()
             ctrl.bind_main_thread()

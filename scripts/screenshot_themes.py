@@ -26,7 +26,7 @@ from imgui_bundle.immapp import testing  # noqa: E402
 from tests.xvfb import xvfb_display  # noqa: E402
 
 from manual_slop.controller import AppController  # noqa: E402
-from manual_slop.gui import App, kept_signal_dispositions  # noqa: E402
+from manual_slop.gui import App  # noqa: E402
 from manual_slop.themes import THEME_NAMES  # noqa: E402
 
 SIZE = (960, 600)
@@ -118,8 +118,7 @@ def capture_themes(out: Path) -> list[Path]:
                     testing.capture(ctx, str(path))
                     written.append(path)
 
-            with kept_signal_dispositions():
-                testing.run(test_function=test, runner_params=app.runner_params, add_ons_params=app.add_ons)
+            app.run(test=test)
         finally:
             ctrl.bind_main_thread()
             ctrl.shutdown()

@@ -29,24 +29,14 @@ def artifacts() -> Path:
 @pytest.fixture
 def run_gui(display: str) -> Callable[..., None]:
     """Run ``App(controller)`` with ``test_fn(ctx, app)``; re-raises test failures."""
-    from imgui_bundle.immapp import testing
-
-    from manual_slop.gui import App, kept_signal_dispositions
+    from manual_slop.gui import App
 
     def runner(controller, test_fn, *, size: tuple[int, int] = TEST_SIZE, setup=None) -> None:
         app = App(controller, size=size)
         app.runner_params.ini_disable = True
         if setup is not None:
             setup(app)
-        try:
-            with kept_signal_dispositions():
-                testing.run(
-                    test_function=lambda ctx: test_fn(ctx, app),
-                    runner_params=app.runner_params,
-                    add_ons_params=app.add_ons,
-                )
-        finally:
-            app.release()
+        app.run(test=lambda ctx: test_fn(ctx, app))
 
     return runner
 

@@ -4,6 +4,6 @@ Panels read ``controller.state`` and act through the same registries as the Hook
 approval modals resolve dialogs through the Execution Clutch.
 """
 
-from manual_slop.gui.app import WINDOW_TITLE, App, kept_signal_dispositions
+from manual_slop.gui.app import WINDOW_TITLE, App
 
-__all__ = ["WINDOW_TITLE", "App", "kept_signal_dispositions"]
+__all__ = ["WINDOW_TITLE", "App"]

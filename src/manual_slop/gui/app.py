@@ -23,7 +23,7 @@ import os
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from imgui_bundle import ImVec2, hello_imgui, imgui, immapp
 
@@ -42,7 +42,7 @@ from manual_slop.gui.widgets import COLORS, spinner_text, status_color
 if TYPE_CHECKING:
     from manual_slop.controller import AppController
 
-__all__ = ["WINDOW_TITLE", "App", "kept_signal_dispositions"]
+__all__ = ["WINDOW_TITLE", "App"]
 
 log = logging.getLogger(__name__)
 
@@ -322,22 +322,30 @@ class App:
             window.is_visible = not window.is_visible
 
     # -- run ----------------------------------------------------------------------------------
-    def run(self) -> None:
-        """Open the window; returns when it closes (the caller then shuts the controller down)."""
+    def run(self, test: Callable[[Any], None] | None = None) -> None:
+        """Open the window; returns when it closes (the caller then shuts the controller down).
+
+        ``test(ctx)``: run it under the ImGui test engine instead of waiting for the user (tests,
+        benches, screenshots); the window closes when it returns.
+        """
         try:
             with kept_signal_dispositions():
-                immapp.run(self.runner_params, self.add_ons)
+                if test is None:
+                    immapp.run(self.runner_params, self.add_ons)
+                else:
+                    from imgui_bundle.immapp import testing
+
+                    testing.run(
+                        test_function=test, runner_params=self.runner_params, add_ons_params=self.add_ons
+                    )
         finally:
-            self.release()
+            self._release()
 
-    def release(self) -> None:
-        """Once the window has closed: drop the callbacks the runner params hold.
-
-        They are held in C++ (``std::function``), where the garbage collector cannot see them, so
-        the cycle App → runner params → callback → App is never collected, and a closed App would
-        keep its controller's whole state alive for as long as the process runs (every window a
-        test or bench opens in one process). The App cannot be run again after this.
-        """
+    def _release(self) -> None:
+        # The runner params hold the callbacks in C++ (std::function), where the garbage
+        # collector cannot see them: the cycle App -> runner params -> callback -> App would
+        # never be collected, and every closed window (each one a test or bench opens in one
+        # process) would keep its controller's whole state alive. The App cannot run again.
         self.runner_params.callbacks = hello_imgui.RunnerCallbacks()
         self.runner_params.docking_params.dockable_windows = []
 

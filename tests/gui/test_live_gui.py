@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,3 +99,24 @@ def test_drive_the_window_over_the_hook_api(live_gui, fake: OpenAIFake) -> None:
     api.shutdown()
     assert proc.wait(15) == 0
     assert "stopped cleanly" in proc.stderr.read()
+
+
+def test_a_window_that_drew_a_thumbnail_exits_cleanly_and_saves(live_gui, tmp_path: Path) -> None:
+    """A texture freed after its GL context is gone crashes the process (SIGSEGV) before the
+    config and project are saved: the window frees its textures while it still has one."""
+    from PIL import Image
+
+    api, proc, project = live_gui
+    Image.new("RGB", (400, 200), "orange").save(project / "ui.png")
+    api.wait_for_task(api.set_value("screenshots", ["ui.png"]))
+    api.wait_for_task(api.click("btn_refresh_context"))
+    drawn_from, deadline = api.health()["frames"], time.monotonic() + 30
+    while api.health()["frames"] < drawn_from + 30:  # the thumbnail is made and drawn
+        assert time.monotonic() < deadline, "the window stopped drawing"
+        time.sleep(0.05)
+    api.shutdown()
+    code = proc.wait(15)
+    err = proc.stderr.read()
+    assert code == 0, f"exit code {code}: {err[-2000:]}"
+    assert "stopped cleanly" in err
+    assert tomllib.loads((tmp_path / "config.toml").read_text())["gui"]["show_windows"]["Message"] is True
